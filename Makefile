@@ -1,0 +1,41 @@
+# The project's vocabulary. Every target installs what it needs into .venv / .tools (git-ignored).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+HOST ?= 127.0.0.1
+PORT ?= 8000
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test unit lint conformance bench build clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Serve the embedded stack at http://$(HOST):$(PORT)/mcp (Ctrl-C stops it).
+run: $(STAMP)
+	HOST=$(HOST) PORT=$(PORT) $(PY) -m mcp_tasks_aws.local.server
+
+## Everything CI runs: lint, unit and contract tests, the conformance suite.
+test: lint unit conformance
+
+unit: $(STAMP)
+	$(PY) scripts/pytest_strict.py
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff format --check src handlers tests scripts bench
+	$(VENV)/bin/ruff check src handlers tests scripts bench
+	$(VENV)/bin/mypy
+
+conformance: $(STAMP)
+	$(PY) scripts/conformance.py
+
+bench: $(STAMP)
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) .tools .pytest_cache .mypy_cache .ruff_cache .aws-sam

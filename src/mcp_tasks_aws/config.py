@@ -1,0 +1,64 @@
+"""Settings read from the environment, and loading the configured tools module.
+
+The deployed functions and the embedded stack read the same variables:
+
+| variable | meaning | default |
+| --- | --- | --- |
+| `MCP_TASKS_TOOLS` | tools module, `package.module` or `package.module:attribute` | `demo` |
+| `MCP_TASKS_STATE_SECRET` | secret for `requestState` HMAC (32+ bytes) | required |
+| `MCP_TASKS_ALLOWED_ORIGINS` | comma-separated Origin allow-list (DNS rebinding) | none |
+| `MCP_TASKS_MAX_BODY_BYTES` | largest accepted request body | 1 MiB |
+| `MCP_TASKS_PAGE_SIZE` | tools/prompts per `*/list` page | 50 |
+| `MCP_TASKS_LIST_TTL_MS` | how long clients may cache list/discover results | 60000 |
+
+`demo` and `conformance` are short names for modules shipped with the package.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass, field
+
+from mcp_tasks_aws.tools.registry import ToolSet
+
+BUILTIN_TOOL_MODULES = {
+    "demo": "mcp_tasks_aws.fixtures.demo",
+    "conformance": "mcp_tasks_aws.fixtures.conformance",
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    tools_module: str = "demo"
+    state_secret: bytes = b""
+    allowed_origins: frozenset[str] = field(default_factory=frozenset)
+    max_body_bytes: int = 1024 * 1024
+    page_size: int = 50
+    list_ttl_ms: int = 60_000
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+        env = dict(os.environ if env is None else env)
+        origins = env.get("MCP_TASKS_ALLOWED_ORIGINS", "")
+        return cls(
+            tools_module=env.get("MCP_TASKS_TOOLS", "demo"),
+            state_secret=env.get("MCP_TASKS_STATE_SECRET", "").encode(),
+            allowed_origins=frozenset(o.strip() for o in origins.split(",") if o.strip()),
+            max_body_bytes=int(env.get("MCP_TASKS_MAX_BODY_BYTES", 1024 * 1024)),
+            page_size=int(env.get("MCP_TASKS_PAGE_SIZE", 50)),
+            list_ttl_ms=int(env.get("MCP_TASKS_LIST_TTL_MS", 60_000)),
+        )
+
+
+def load_toolset(spec: str) -> ToolSet:
+    """Import the tools module named by `spec` and return its `ToolSet`."""
+    module_name, _, attribute = BUILTIN_TOOL_MODULES.get(spec, spec).partition(":")
+    module = importlib.import_module(module_name)
+    toolset = getattr(module, attribute or "tools", None)
+    if not isinstance(toolset, ToolSet):
+        raise RuntimeError(
+            f"{module_name} has no ToolSet named {attribute or 'tools'!r} "
+            "(set MCP_TASKS_TOOLS to package.module or package.module:attribute)"
+        )
+    return toolset

@@ -1,0 +1,1 @@
+"""Turning AWS event shapes into transport requests (no boto3)."""

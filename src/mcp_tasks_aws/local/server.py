@@ -1,0 +1,172 @@
+"""The embedded stack: the real Lambda handlers behind a small HTTP server on 127.0.0.1.
+
+`make run` calls :func:`main`. Each HTTP request becomes the payload-v2 event API Gateway would
+send (with an emulated JWT authorizer), goes to the real `handlers/api.py`, and its answer goes
+back as HTTP. Tests use :class:`EmbeddedStack` the same way, on a free port.
+
+Configuration is the deployed functions' environment (see `mcp_tasks_aws.config`); what the
+cloud would provide (a request-state secret, fake AWS credentials) is filled in here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import logging
+import os
+import secrets
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
+
+logger = logging.getLogger("mcp_tasks_aws.local")
+
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
+MCP_PATH = "/mcp"
+
+
+def local_environment(
+    host: str, port: int, overrides: dict[str, str] | None = None
+) -> dict[str, str]:
+    """The environment the handlers see locally: what AWS and the template would set."""
+    env = {
+        "MCP_TASKS_STATE_SECRET": secrets.token_hex(32),
+        "MCP_TASKS_ALLOWED_ORIGINS": ",".join(
+            f"http://{name}:{port}" for name in ("127.0.0.1", "localhost", host)
+        ),
+        "POWERTOOLS_SERVICE_NAME": "mcp-tasks-aws",
+        "POWERTOOLS_METRICS_NAMESPACE": "McpTasksAws",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_METRICS_DISABLED": "true",
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+    }
+    for key in env:
+        if key in os.environ and key != "MCP_TASKS_STATE_SECRET":
+            env[key] = os.environ[key]
+    if os.environ.get("MCP_TASKS_STATE_SECRET"):
+        env["MCP_TASKS_STATE_SECRET"] = os.environ["MCP_TASKS_STATE_SECRET"]
+    env.update(overrides or {})
+    return env
+
+
+def load_handler_module(name: str, unique: str) -> ModuleType:
+    """Import `handlers/<name>.py` afresh (each stack gets its own module and settings)."""
+    path = PROJECT_ROOT / "handlers" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"_embedded_{name}_{unique}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _make_request_handler(api: Any) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "mcp-tasks-aws-local"
+
+        def _serve(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            body = self.rfile.read(length) if length else b""
+            if self.path.partition("?")[0] != MCP_PATH:
+                self._write(404, {"content-type": "text/plain"}, b"Not Found: the endpoint is /mcp")
+                return
+            event = build_event(
+                method=self.command,
+                path=self.path,
+                headers=dict(self.headers.items()),
+                body=body,
+                source_ip=self.client_address[0],
+            )
+            result = api.handler(event, LocalLambdaContext())
+            payload = result.get("body") or ""
+            data = payload.encode() if isinstance(payload, str) else payload
+            self._write(int(result["statusCode"]), result.get("headers") or {}, data)
+
+        def _write(self, status: int, headers: dict[str, str], body: bytes) -> None:
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_POST = do_GET = do_DELETE = do_PUT = do_PATCH = do_OPTIONS = do_HEAD = _serve
+
+        def log_message(self, format: str, *args: Any) -> None:
+            logger.debug("%s " + format, self.address_string(), *args)
+
+    return Handler
+
+
+class EmbeddedStack:
+    """The whole stack on one machine; usable as a context manager."""
+
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, env: dict[str, str] | None = None
+    ) -> None:
+        self._server = ThreadingHTTPServer((host, port), BaseHTTPRequestHandler)
+        self._server.daemon_threads = True
+        address = self._server.server_address
+        self.host, self.port = str(address[0]), int(address[1])
+        os.environ.update(local_environment(str(self.host), int(self.port), env))
+        self.api = load_handler_module("api", secrets.token_hex(4))
+        self._server.RequestHandlerClass = _make_request_handler(self.api)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}{MCP_PATH}"
+
+    def start(self) -> EmbeddedStack:
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        self._server.serve_forever()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> EmbeddedStack:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Serve the embedded mcp-tasks-aws stack.")
+    parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        logger.warning("listening on %s: the embedded stack is meant for loopback only", args.host)
+    stack = EmbeddedStack(args.host, args.port)
+    tools = os.environ.get("MCP_TASKS_TOOLS", "demo")
+    print(f"mcp-tasks-aws embedded stack serving tools '{tools}' at {stack.url} (Ctrl-C stops)")
+    sys.stdout.flush()
+    try:
+        stack.serve_forever()
+    except KeyboardInterrupt:
+        print("\nstopping")
+    finally:
+        stack._server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,125 @@
+"""JSON-RPC and MCP error codes, the protocol's exception types, and the one mapper from
+exceptions to wire errors.
+
+Invariants:
+- every error that reaches the wire goes through :func:`to_error_object`;
+- messages are ours, never a library's (a pydantic or boto3 message does not leak);
+- each exception carries the HTTP status the 2026-07-28 transport prescribes for it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# JSON-RPC 2.0 standard codes.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+# MCP 2026-07-28 transport and envelope codes.
+HEADER_MISMATCH = -32020
+"""An HTTP header (MCP-Protocol-Version, Mcp-Method, Mcp-Name) disagrees with the body."""
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+"""Serving the request needs a capability the client did not declare on this request."""
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+"""The request names a protocol version this server does not speak."""
+
+
+class McpError(Exception):
+    """Base for every error that is answered as a JSON-RPC error object."""
+
+    code: int = INTERNAL_ERROR
+    http_status: int = 200
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data = data
+
+
+class ParseError(McpError):
+    """The body is not valid JSON."""
+
+    code = PARSE_ERROR
+    http_status = 400
+
+
+class InvalidRequest(McpError):
+    """The body is JSON but not a valid JSON-RPC request, or the envelope is malformed."""
+
+    code = INVALID_REQUEST
+    http_status = 400
+
+
+class MethodNotFound(McpError):
+    """The method does not exist (or does not exist in this protocol version)."""
+
+    code = METHOD_NOT_FOUND
+    http_status = 404
+
+
+class InvalidParams(McpError):
+    """The params are malformed, or name something that does not exist for this caller."""
+
+    code = INVALID_PARAMS
+
+
+class InvalidMeta(InvalidParams):
+    """`params._meta` is missing or lacks a required key (HTTP 400 in 2026-07-28)."""
+
+    http_status = 400
+
+
+class InternalError(McpError):
+    """Something failed inside the server; the message never carries the cause."""
+
+    code = INTERNAL_ERROR
+    http_status = 500
+
+
+class HeaderMismatch(McpError):
+    """A routing or version header disagrees with the body."""
+
+    code = HEADER_MISMATCH
+    http_status = 400
+
+
+class MissingClientCapability(McpError):
+    """The request needs a client capability that was not declared on it."""
+
+    code = MISSING_REQUIRED_CLIENT_CAPABILITY
+    http_status = 400
+
+    def __init__(self, required: dict[str, Any], message: str | None = None) -> None:
+        super().__init__(
+            message or "Missing required client capability",
+            {"requiredCapabilities": required},
+        )
+
+
+class UnsupportedProtocolVersion(McpError):
+    """The requested protocol version is not one this server speaks."""
+
+    code = UNSUPPORTED_PROTOCOL_VERSION
+    http_status = 400
+
+    def __init__(self, requested: str, supported: list[str]) -> None:
+        super().__init__(
+            f"Unsupported protocol version: {requested}",
+            {"requested": requested, "supported": supported},
+        )
+
+
+def to_error_object(exc: BaseException) -> tuple[dict[str, Any], int]:
+    """Map any exception to a JSON-RPC error object and the HTTP status to answer with.
+
+    Unknown exceptions become a bare internal error: their text may hold library or user data.
+    """
+    if isinstance(exc, McpError):
+        error: dict[str, Any] = {"code": exc.code, "message": exc.message}
+        if exc.data is not None:
+            error["data"] = exc.data
+        return error, exc.http_status
+    return {"code": INTERNAL_ERROR, "message": "Internal error"}, 500

@@ -1,0 +1,94 @@
+"""JSON-RPC 2.0 framing: classify an incoming message and build outgoing ones.
+
+Batches are not part of MCP since 2025-06-18 and are refused as invalid requests.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_tasks_aws.protocol.errors import InvalidRequest, ParseError
+
+RequestId = str | int
+
+
+@dataclass(frozen=True)
+class Request:
+    id: RequestId
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Notification:
+    method: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ClientResponse:
+    """A result or error the client sent (meaningless to a stateless server; acknowledged)."""
+
+    id: RequestId | None
+
+
+Message = Request | Notification | ClientResponse
+
+
+def parse_json(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ParseError("Parse error: the body is not valid JSON") from exc
+
+
+def request_id_of(data: Any) -> RequestId | None:
+    """The id of a possibly malformed message, if it has a valid one (for error replies)."""
+    if isinstance(data, dict):
+        rid = data.get("id")
+        if isinstance(rid, str | int) and not isinstance(rid, bool):
+            return rid
+    return None
+
+
+def classify(data: Any) -> Message:
+    """Turn decoded JSON into a typed message, or raise InvalidRequest."""
+    if isinstance(data, list):
+        raise InvalidRequest("Invalid request: batches are not supported")
+    if not isinstance(data, dict) or data.get("jsonrpc") != "2.0":
+        raise InvalidRequest("Invalid request: not a JSON-RPC 2.0 message")
+    method = data.get("method")
+    params = data.get("params", {})
+    if method is None:
+        if "result" in data or "error" in data:
+            return ClientResponse(request_id_of(data))
+        raise InvalidRequest("Invalid request: no method")
+    if not isinstance(method, str) or not method:
+        raise InvalidRequest("Invalid request: method must be a string")
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise InvalidRequest("Invalid request: params must be an object")
+    if "id" not in data:
+        return Notification(method, params)
+    rid = request_id_of(data)
+    if rid is None:
+        raise InvalidRequest("Invalid request: id must be a string or an integer")
+    return Request(rid, method, params)
+
+
+def result_message(rid: RequestId, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "result": result}
+
+
+def error_message(rid: RequestId | None, error: dict[str, Any]) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "error": error}
+    if rid is not None:
+        message["id"] = rid
+    return message
+
+
+def notification_message(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": method, "params": params}

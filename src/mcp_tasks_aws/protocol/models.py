@@ -1,0 +1,116 @@
+"""Wire models for what clients send: the per-request envelope and each method's params.
+
+Attributes are snake_case with camelCase aliases; validation accepts wire names only, and
+unknown fields are kept (the protocol lets clients add fields we do not know). Results are
+built by the methods as plain JSON objects and checked against the published schema in the
+contract tests.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+
+
+class WireModel(BaseModel):
+    """Base for inbound wire models: camelCase on the wire, extra fields tolerated."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=False,
+        validate_by_alias=True,
+        extra="allow",
+        frozen=True,
+    )
+
+
+class Implementation(WireModel):
+    name: str
+    version: str
+
+
+class ClientCapabilities(WireModel):
+    """What the client can do, declared on each request (never remembered between requests)."""
+
+    elicitation: dict[str, Any] | None = None
+    sampling: dict[str, Any] | None = None
+    roots: dict[str, Any] | None = None
+    extensions: dict[str, dict[str, Any]] | None = None
+    experimental: dict[str, Any] | None = None
+
+    def has_extension(self, name: str) -> bool:
+        return self.extensions is not None and isinstance(self.extensions.get(name), dict)
+
+    @property
+    def tasks(self) -> bool:
+        """True when the request opted in to the Tasks extension."""
+        return self.has_extension(TASKS_EXTENSION)
+
+
+class RequestMeta(WireModel):
+    """`params._meta` of a 2026-07-28 request."""
+
+    protocol_version: str = Field(alias=PROTOCOL_VERSION_KEY, min_length=1)
+    client_capabilities: ClientCapabilities = Field(alias=CLIENT_CAPABILITIES_KEY)
+    client_info: Implementation | None = Field(default=None, alias=CLIENT_INFO_KEY)
+    log_level: str | None = Field(default=None, alias=LOG_LEVEL_KEY)
+    progress_token: str | int | None = None
+
+
+class RequestParams(WireModel):
+    """Params every request carries."""
+
+    meta: RequestMeta = Field(alias="_meta")
+
+
+class PaginatedParams(RequestParams):
+    cursor: str | None = None
+
+
+class InputResponseParams(RequestParams):
+    """Params of a request that can be retried with answers (multi round-trip)."""
+
+    input_responses: dict[str, Any] | None = None
+    request_state: str | None = None
+
+
+class CallToolParams(InputResponseParams):
+    name: str = Field(min_length=1, max_length=128)
+    arguments: dict[str, Any] | None = None
+
+
+class GetPromptParams(InputResponseParams):
+    name: str = Field(min_length=1, max_length=128)
+    arguments: dict[str, str] | None = None
+
+
+class ReadResourceParams(RequestParams):
+    uri: str = Field(min_length=1, max_length=2048)
+
+
+class TaskParams(RequestParams):
+    task_id: str = Field(min_length=1, max_length=128)
+
+
+class UpdateTaskParams(TaskParams):
+    input_responses: dict[str, Any]
+
+
+class SubscriptionFilter(WireModel):
+    tools_list_changed: bool | None = None
+    prompts_list_changed: bool | None = None
+    resources_list_changed: bool | None = None
+    task_ids: list[str] | None = None
+
+
+class ListenParams(RequestParams):
+    notifications: SubscriptionFilter

@@ -1,0 +1,225 @@
+"""The Streamable HTTP transport of MCP 2026-07-28, independent of where HTTP comes from.
+
+`HttpTransport.handle(HttpRequest) -> HttpResponse` owns everything between the HTTP request
+and the JSON-RPC server: method and body-size limits, Origin validation (DNS-rebinding
+protection), `Accept` negotiation, the `MCP-Protocol-Version` / `Mcp-Method` / `Mcp-Name`
+header checks, and the HTTP status for each outcome. API Gateway events and the local server
+both reduce to `HttpRequest`, so both behave identically.
+
+Status mapping: 200 for results and JSON-RPC errors about a valid request, 202 for
+notifications, 400 for malformed requests and -32020/-32021/-32022, 403 for a foreign Origin,
+404 for unknown methods, 405 for anything but POST, 406/415 for unusable content types, 413 for
+bodies over the limit, 500 for internal errors.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from mcp_tasks_aws.protocol.errors import (
+    HeaderMismatch,
+    InvalidRequest,
+    McpError,
+    MethodNotFound,
+    UnsupportedProtocolVersion,
+    to_error_object,
+)
+from mcp_tasks_aws.protocol.jsonrpc import (
+    ClientResponse,
+    Notification,
+    Request,
+    classify,
+    error_message,
+    parse_json,
+    request_id_of,
+)
+
+logger = logging.getLogger(__name__)
+
+JSON = "application/json"
+SSE = "text/event-stream"
+# Methods whose Mcp-Name header must equal a param, and which param.
+_NAME_PARAM = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+    "resources/read": "uri",
+}
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    method: str
+    headers: dict[str, str]  # lower-cased names
+    body: bytes
+    principal: str = "anonymous"
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name.lower())
+
+
+@dataclass
+class HttpResponse:
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.body) if self.body else None
+
+
+class RpcServer(Protocol):
+    """The JSON-RPC side the transport drives (implemented by `McpServer`)."""
+
+    def has_method(self, method: str) -> bool:
+        """Whether the method exists (unknown methods answer -32601 before anything else)."""
+        ...
+
+    def parse_meta(self, request: Request) -> Any:
+        """Validate `params._meta` (-32602 if malformed); the result has `.protocol_version`."""
+        ...
+
+    def serve(
+        self, request: Request, meta: Any, principal: str
+    ) -> tuple[dict[str, Any], list[Any]]:
+        """Answer a request: (result message, notifications to stream before it).
+
+        Errors are raised as McpError; the transport answers them.
+        """
+        ...
+
+
+def _json_response(status: int, message: dict[str, Any] | None) -> HttpResponse:
+    body = b"" if message is None else json.dumps(message, separators=(",", ":")).encode()
+    headers = {"content-type": JSON} if message is not None else {}
+    return HttpResponse(status, headers, body)
+
+
+def _sse_response(messages: list[dict[str, Any]]) -> HttpResponse:
+    events = "".join(
+        f"event: message\ndata: {json.dumps(m, separators=(',', ':'))}\n\n" for m in messages
+    )
+    return HttpResponse(200, {"content-type": SSE, "cache-control": "no-cache"}, events.encode())
+
+
+def _error(status: int, exc: McpError, rid: Any = None) -> HttpResponse:
+    error, _ = to_error_object(exc)
+    return _json_response(status, error_message(rid, error))
+
+
+def _accepts(accept: str | None) -> tuple[bool, bool]:
+    """(json ok, sse ok) from an Accept header; a missing header accepts anything."""
+    if not accept:
+        return True, True
+    kinds = {part.split(";")[0].strip().lower() for part in accept.split(",")}
+    anything = "*/*" in kinds
+    return (
+        anything or JSON in kinds or "application/*" in kinds,
+        anything or SSE in kinds or "text/*" in kinds,
+    )
+
+
+class HttpTransport:
+    """One MCP endpoint over HTTP POST."""
+
+    def __init__(
+        self,
+        server: RpcServer,
+        *,
+        allowed_origins: frozenset[str] = frozenset(),
+        max_body_bytes: int = 1024 * 1024,
+        supported_versions: list[str],
+        on_request: Callable[[str, Any], None] | None = None,
+    ) -> None:
+        self.server = server
+        self.allowed_origins = allowed_origins
+        self.max_body_bytes = max_body_bytes
+        self.supported_versions = supported_versions
+        self.on_request = on_request
+
+    def origin_allowed(self, origin: str | None) -> bool:
+        # Requests without Origin come from non-browser clients; DNS rebinding needs a browser.
+        return origin is None or origin in self.allowed_origins
+
+    def handle(self, http: HttpRequest) -> HttpResponse:
+        if http.method.upper() != "POST":
+            refused = _error(405, InvalidRequest("Method not allowed: use POST"))
+            refused.headers["allow"] = "POST"
+            return refused
+        if not self.origin_allowed(http.header("origin")):
+            return _error(403, InvalidRequest("Forbidden: Origin not allowed"))
+        if len(http.body) > self.max_body_bytes:
+            return _error(413, InvalidRequest("Request body too large"))
+        content_type = (http.header("content-type") or "").split(";")[0].strip().lower()
+        if content_type != JSON:
+            return _error(415, InvalidRequest("Unsupported Media Type: send application/json"))
+        json_ok, sse_ok = _accepts(http.header("accept"))
+        if not (json_ok or sse_ok):
+            return _error(406, InvalidRequest("Not Acceptable: accept application/json"))
+
+        data: Any = None
+        try:
+            data = parse_json(http.body)
+            message = classify(data)
+        except McpError as exc:
+            return _error(exc.http_status, exc, request_id_of(data))
+        if isinstance(message, Notification | ClientResponse):
+            return HttpResponse(202)
+
+        if self.on_request is not None:
+            self.on_request(message.method, message.id)
+        try:
+            # Order matters and is what the spec's conformance suite checks: an unknown method
+            # is -32601 whatever else is wrong; a malformed _meta is -32602 before headers are
+            # compared; a header that disagrees with the body (-32020) wins over an
+            # unsupported version (-32022).
+            if not self.server.has_method(message.method):
+                raise MethodNotFound(f"Method not found: {message.method}")
+            meta = self.server.parse_meta(message)
+            version = meta.protocol_version
+            self.check_headers(http, message, version)
+            if version not in self.supported_versions:
+                raise UnsupportedProtocolVersion(version, self.supported_versions)
+            response, notifications = self.server.serve(message, meta, http.principal)
+        except McpError as exc:
+            return _error(exc.http_status, exc, message.id)
+        except Exception:
+            logger.exception("unhandled error serving %s", message.method)
+            error, status = to_error_object(Exception())
+            return _json_response(status, error_message(message.id, error))
+
+        if notifications and sse_ok:
+            return _sse_response([*notifications, response])
+        if not json_ok:
+            return _sse_response([response])
+        return _json_response(200, response)
+
+    def check_headers(self, http: HttpRequest, request: Request, body_version: str) -> None:
+        """Routing and version headers must be present and agree with the body (-32020)."""
+        header_version = _header_value(http, "mcp-protocol-version")
+        if header_version is not None and header_version != body_version:
+            raise HeaderMismatch(
+                "Header mismatch: MCP-Protocol-Version does not match params._meta protocolVersion"
+            )
+        header_method = _header_value(http, "mcp-method")
+        if header_method != request.method:
+            raise HeaderMismatch(
+                "Header mismatch: the Mcp-Method header is required and must equal the method"
+            )
+        param = _NAME_PARAM.get(request.method)
+        if param is not None and _header_value(http, "mcp-name") != request.params.get(param):
+            raise HeaderMismatch(
+                f"Header mismatch: the Mcp-Name header is required and must equal params.{param}"
+            )
+
+
+def _header_value(http: HttpRequest, name: str) -> str | None:
+    value = http.header(name)
+    return value.strip() if value is not None else None

@@ -1,0 +1,303 @@
+"""The MCP server: a method table from JSON-RPC method to (params model, handler).
+
+`McpServer.handle` takes one decoded JSON-RPC request plus the caller's principal and returns
+the response message. It knows nothing of HTTP or AWS: the HTTP transport
+(`protocol.transport`) wraps it, and the task backend plugs in through `TaskBackend`.
+
+Inline calls run here, including multi round-trip requests (MRTR): a tool that asks a question
+answers `input_required` with the outstanding `inputRequests` and a sealed `requestState`
+holding the answers so far; the retried call replays the tool with them.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ValidationError
+
+from mcp_tasks_aws.protocol import models as m
+from mcp_tasks_aws.protocol.errors import (
+    InvalidMeta,
+    InvalidParams,
+    McpError,
+    MethodNotFound,
+    MissingClientCapability,
+)
+from mcp_tasks_aws.protocol.jsonrpc import Request, notification_message, result_message
+from mcp_tasks_aws.protocol.request_state import RequestStateCodec, digest
+from mcp_tasks_aws.tools.context import InputNeeded, ToolContext
+from mcp_tasks_aws.tools.invoke import run_prompt, run_tool
+from mcp_tasks_aws.tools.registry import TaskPolicy, ToolSet, ToolSpec
+
+PROTOCOL_VERSION = "2026-07-28"
+SUPPORTED_VERSIONS = [PROTOCOL_VERSION]
+_LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+
+
+@dataclass
+class Call:
+    """One request being served: who asked, what they declared, what to stream back."""
+
+    request: Request
+    principal: str
+    meta: m.RequestMeta
+    notifications: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def capabilities(self) -> m.ClientCapabilities:
+        return self.meta.client_capabilities
+
+    def log(self, level: str, data: Any) -> None:
+        """Queue a `notifications/message` if the request asked for logs at this level."""
+        wanted = self.meta.log_level
+        if wanted not in _LOG_LEVELS or level not in _LOG_LEVELS:
+            return
+        if _LOG_LEVELS.index(level) >= _LOG_LEVELS.index(wanted):
+            self.notifications.append(
+                notification_message("notifications/message", {"level": level, "data": data})
+            )
+
+
+class TaskBackend(Protocol):
+    """What the server needs from the durable-task domain (absent: no Tasks extension)."""
+
+    def create(self, call: Call, spec: ToolSpec, params: m.CallToolParams) -> dict[str, Any]:
+        """Durably create a task for this call and start it; return the CreateTaskResult."""
+        ...
+
+    def methods(self) -> dict[str, tuple[type[m.RequestParams], Callable[[Call, Any], Any]]]:
+        """The `tasks/*` methods it serves."""
+        ...
+
+
+Handler = Callable[[Call, Any], dict[str, Any]]
+
+
+class McpServer:
+    """Serves one ToolSet over JSON-RPC, per the 2026-07-28 stateless envelope."""
+
+    def __init__(
+        self,
+        toolset: ToolSet,
+        *,
+        state_codec: RequestStateCodec,
+        page_size: int = 50,
+        list_ttl_ms: int = 60_000,
+        tasks: TaskBackend | None = None,
+    ) -> None:
+        self.toolset = toolset
+        self.state_codec = state_codec
+        self.page_size = page_size
+        self.list_ttl_ms = list_ttl_ms
+        self.tasks = tasks
+        self.methods: dict[str, tuple[type[BaseModel], Handler]] = {
+            "server/discover": (m.RequestParams, self.discover),
+            "tools/list": (m.PaginatedParams, self.list_tools),
+            "tools/call": (m.CallToolParams, self.call_tool),
+            "prompts/list": (m.PaginatedParams, self.list_prompts),
+            "prompts/get": (m.GetPromptParams, self.get_prompt),
+            "resources/list": (m.PaginatedParams, self.list_resources),
+            "resources/templates/list": (m.PaginatedParams, self.list_resource_templates),
+            "resources/read": (m.ReadResourceParams, self.read_resource),
+        }
+        if tasks is not None:
+            self.methods.update(tasks.methods())
+
+    # -- dispatch -----------------------------------------------------------------------------
+
+    def has_method(self, method: str) -> bool:
+        return method in self.methods
+
+    def parse_meta(self, request: Request) -> m.RequestMeta:
+        """Validate `params._meta`, required on every request (its version is checked later)."""
+        raw = request.params.get("_meta")
+        if not isinstance(raw, dict):
+            raise InvalidMeta("params._meta is required")
+        try:
+            return m.RequestMeta.model_validate(raw)
+        except ValidationError as exc:
+            fields = sorted({str(e["loc"][0]) for e in exc.errors() if e["loc"]})
+            raise InvalidMeta(f"Invalid params._meta: check {', '.join(fields)}") from exc
+
+    def lookup(self, method: str) -> tuple[type[BaseModel], Handler]:
+        entry = self.methods.get(method)
+        if entry is None:
+            raise MethodNotFound(f"Method not found: {method}")
+        return entry
+
+    def serve(
+        self, request: Request, meta: m.RequestMeta, principal: str
+    ) -> tuple[dict[str, Any], list[Any]]:
+        """Transport entry point: (result message, notifications); errors raise McpError."""
+        call = Call(request=request, principal=principal, meta=meta)
+        result = self.handle(call)
+        return result_message(request.id, result), call.notifications
+
+    def handle(self, call: Call) -> dict[str, Any]:
+        """Run the method for `call`; return the result object (errors raise McpError)."""
+        params_model, handler = self.lookup(call.request.method)
+        try:
+            params = params_model.model_validate(call.request.params)
+        except ValidationError as exc:
+            fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()})
+            raise InvalidParams(f"Invalid params: check {', '.join(fields)}") from exc
+        return handler(call, params)
+
+    # -- server/discover ----------------------------------------------------------------------
+
+    def server_info(self) -> dict[str, Any]:
+        return {m.SERVER_INFO_KEY: {"name": self.toolset.name, "version": self.toolset.version}}
+
+    def discover(self, call: Call, params: m.RequestParams) -> dict[str, Any]:
+        capabilities: dict[str, Any] = {"tools": {}}
+        if self.toolset.prompts:
+            capabilities["prompts"] = {}
+        if self.toolset.resources:
+            capabilities["resources"] = {}
+        if self.tasks is not None:
+            capabilities["extensions"] = {m.TASKS_EXTENSION: {}}
+        return {
+            "resultType": "complete",
+            "supportedVersions": SUPPORTED_VERSIONS,
+            "capabilities": capabilities,
+            "cacheScope": "public",
+            "ttlMs": self.list_ttl_ms,
+            "_meta": self.server_info(),
+        }
+
+    # -- lists --------------------------------------------------------------------------------
+
+    def _page(self, items: list[Any], cursor: str | None) -> tuple[list[Any], str | None]:
+        start = 0
+        if cursor is not None:
+            try:
+                start = int(base64.urlsafe_b64decode(cursor.encode()).decode())
+            except (binascii.Error, ValueError, UnicodeDecodeError) as exc:
+                raise InvalidParams("Invalid cursor") from exc
+            if not 0 <= start <= len(items):
+                raise InvalidParams("Invalid cursor")
+        end = start + self.page_size
+        next_cursor = base64.urlsafe_b64encode(str(end).encode()).decode()
+        return items[start:end], (next_cursor if end < len(items) else None)
+
+    def _list_result(self, key: str, items: list[Any], cursor: str | None) -> dict[str, Any]:
+        page, next_cursor = self._page(items, cursor)
+        result: dict[str, Any] = {
+            "resultType": "complete",
+            key: [item.to_wire() for item in page],
+            "cacheScope": "public",
+            "ttlMs": self.list_ttl_ms,
+        }
+        if next_cursor:
+            result["nextCursor"] = next_cursor
+        return result
+
+    def list_tools(self, call: Call, params: m.PaginatedParams) -> dict[str, Any]:
+        return self._list_result("tools", list(self.toolset.tools.values()), params.cursor)
+
+    def list_prompts(self, call: Call, params: m.PaginatedParams) -> dict[str, Any]:
+        return self._list_result("prompts", list(self.toolset.prompts.values()), params.cursor)
+
+    def list_resources(self, call: Call, params: m.PaginatedParams) -> dict[str, Any]:
+        return self._list_result("resources", list(self.toolset.resources.values()), params.cursor)
+
+    def list_resource_templates(self, call: Call, params: m.PaginatedParams) -> dict[str, Any]:
+        return self._list_result("resourceTemplates", [], params.cursor)
+
+    def read_resource(self, call: Call, params: m.ReadResourceParams) -> dict[str, Any]:
+        spec = self.toolset.resources.get(params.uri)
+        if spec is None:
+            raise InvalidParams(f"Unknown resource: {params.uri}")
+        return {
+            "resultType": "complete",
+            **spec.read(),
+            "cacheScope": "public",
+            "ttlMs": self.list_ttl_ms,
+        }
+
+    # -- multi round-trip ---------------------------------------------------------------------
+
+    def _binding(self, call: Call, name: str, arguments: Any) -> dict[str, Any]:
+        return {
+            "m": call.request.method,
+            "n": name,
+            "a": digest(arguments or {}),
+            "p": digest(call.principal),
+        }
+
+    def replay_journal(
+        self, call: Call, params: m.InputResponseParams, name: str, arguments: Any
+    ) -> dict[str, Any]:
+        """The answers a retried request carries: sealed earlier rounds plus this round's."""
+        journal: dict[str, Any] = {}
+        if params.request_state is not None:
+            opened = self.state_codec.open(
+                params.request_state, self._binding(call, name, arguments)
+            )
+            journal.update(opened.get("journal", {}))
+        if params.input_responses:
+            journal.update(params.input_responses)
+        return journal
+
+    def input_required(
+        self, call: Call, name: str, arguments: Any, ctx: ToolContext, need: InputNeeded
+    ) -> dict[str, Any]:
+        # Only answers the tool consumed travel on; stray keys in inputResponses are dropped.
+        state = self.state_codec.seal(
+            self._binding(call, name, arguments), {"journal": ctx.consumed_answers}
+        )
+        return {
+            "resultType": "input_required",
+            "inputRequests": need.requests,
+            "requestState": state,
+        }
+
+    def context(self, call: Call, journal: dict[str, Any]) -> ToolContext:
+        return ToolContext(
+            capabilities=call.capabilities,
+            principal=call.principal,
+            journal=journal,
+            log=call.log,
+        )
+
+    # -- tools/call ---------------------------------------------------------------------------
+
+    def call_tool(self, call: Call, params: m.CallToolParams) -> dict[str, Any]:
+        spec = self.toolset.tools.get(params.name)
+        if spec is None:
+            raise InvalidParams(f"Unknown tool: {params.name}")
+        opted_in = call.capabilities.tasks
+        if spec.task is TaskPolicy.REQUIRED and not opted_in:
+            raise MissingClientCapability(
+                {"extensions": {m.TASKS_EXTENSION: {}}},
+                f"Tool {spec.name} runs only as a task: declare the {m.TASKS_EXTENSION} extension",
+            )
+        if spec.task is not TaskPolicy.INLINE and opted_in and self.tasks is not None:
+            return self.tasks.create(call, spec, params)
+        if spec.task is TaskPolicy.REQUIRED:
+            raise McpError("Tasks are not configured on this server")
+        journal = self.replay_journal(call, params, spec.name, params.arguments)
+        ctx = self.context(call, journal)
+        try:
+            result = run_tool(spec, params.arguments, ctx)
+        except InputNeeded as need:
+            return self.input_required(call, spec.name, params.arguments, ctx, need)
+        return {"resultType": "complete", **result}
+
+    # -- prompts/get --------------------------------------------------------------------------
+
+    def get_prompt(self, call: Call, params: m.GetPromptParams) -> dict[str, Any]:
+        spec = self.toolset.prompts.get(params.name)
+        if spec is None:
+            raise InvalidParams(f"Unknown prompt: {params.name}")
+        journal = self.replay_journal(call, params, spec.name, params.arguments)
+        ctx = self.context(call, journal)
+        try:
+            result = run_prompt(spec, params.arguments, ctx)
+        except InputNeeded as need:
+            return self.input_required(call, spec.name, params.arguments, ctx, need)
+        return {"resultType": "complete", **result}

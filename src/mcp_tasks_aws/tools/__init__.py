@@ -1,0 +1,1 @@
+"""Tools and prompts: the registry, the decorator, the ToolContext and running one leg."""

@@ -1,0 +1,284 @@
+"""The `ToolContext` a tool receives, and the replay mechanism behind its questions.
+
+A tool is plain Python that is run from the top every time (one *leg*). When it asks the client
+something (`await ctx.elicit(...)`, `ctx.sample(...)`, `ctx.list_roots()`), the context looks the
+question's key up in the *journal* of answers it was given:
+
+- answered: the awaited call returns the recorded answer at once;
+- not answered: the leg stops with :class:`InputNeeded`, which carries every outstanding request.
+
+Inline, the journal travels in an HMAC-protected `requestState` (multi round-trip requests); in
+a task, it lives on the task item. The same tool code serves both.
+
+Invariants:
+- keys are deterministic per call site (qualified function name, line offset, occurrence), or
+  given explicitly; a key is asked at most once per leg, so no key is reused within a task;
+- asking for a capability the client did not declare raises -32021 naming that capability;
+- recorded answers are validated against the shape of what was asked before a tool sees them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from collections.abc import Callable, Generator, Mapping
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from mcp_tasks_aws.protocol.errors import InvalidParams, MissingClientCapability
+from mcp_tasks_aws.protocol.models import ClientCapabilities
+
+ELICIT = "elicitation/create"
+SAMPLE = "sampling/createMessage"
+LIST_ROOTS = "roots/list"
+_CAPABILITY_OF = {ELICIT: "elicitation", SAMPLE: "sampling", LIST_ROOTS: "roots"}
+_KEY_PREFIX = {ELICIT: "elicit", SAMPLE: "sample", LIST_ROOTS: "roots"}
+
+
+class InputNeeded(Exception):
+    """Control flow, not a failure: the leg stops because these requests are unanswered."""
+
+    def __init__(self, requests: dict[str, dict[str, Any]]) -> None:
+        super().__init__(f"{len(requests)} input request(s) outstanding")
+        self.requests = requests
+
+
+class BecomeTask(Exception):
+    """Control flow: a tool's inline prelude is done (`ctx.run_as_task()`); make it a task."""
+
+
+class _Answer(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class ElicitResult(_Answer):
+    """The user's answer to an elicitation."""
+
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.action == "accept"
+
+
+class SamplingResult(_Answer):
+    """The client's model's answer to a sampling request."""
+
+    role: Literal["assistant", "user"]
+    content: Any
+    model: str | None = None
+    stopReason: str | None = None
+
+    @property
+    def text(self) -> str:
+        """Concatenated text of the answer's text blocks."""
+        blocks = self.content if isinstance(self.content, list) else [self.content]
+        return "".join(
+            b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+        )
+
+
+class Root(_Answer):
+    uri: str
+    name: str | None = None
+
+
+class RootsResult(_Answer):
+    roots: list[Root]
+
+
+_ANSWER_MODEL: dict[str, type[_Answer]] = {
+    ELICIT: ElicitResult,
+    SAMPLE: SamplingResult,
+    LIST_ROOTS: RootsResult,
+}
+
+
+def validate_answer(method: str, answer: Any) -> _Answer:
+    """Check a client's answer against the shape of the request it answers (-32602 if not)."""
+    try:
+        return _ANSWER_MODEL[method].model_validate(answer)
+    except ValidationError as exc:
+        raise InvalidParams(f"Invalid input response for a {method} request") from exc
+
+
+AnswerT = TypeVar("AnswerT", bound="_Answer")
+
+
+class PendingInput(Generic[AnswerT]):
+    """One question, not yet asked: await it alone, or pass several to `ctx.ask_all`."""
+
+    __slots__ = ("_ctx", "key", "method", "params")
+
+    def __init__(self, ctx: ToolContext, key: str, method: str, params: dict[str, Any]) -> None:
+        self._ctx = ctx
+        self.key = key
+        self.method = method
+        self.params = params
+
+    def as_request(self) -> dict[str, Any]:
+        return {"method": self.method, "params": self.params}
+
+    def __await__(self) -> Generator[Any, None, AnswerT]:
+        answers = yield from self._ctx.ask_all(self).__await__()
+        answer: AnswerT = answers[0]
+        return answer
+
+
+class ToolContext:
+    """What a running tool can see and do. Created per leg by the inline path or the worker."""
+
+    def __init__(
+        self,
+        *,
+        capabilities: ClientCapabilities,
+        principal: str,
+        journal: Mapping[str, Any] | None = None,
+        task_id: str | None = None,
+        report: Callable[[str], None] | None = None,
+        log: Callable[[str, Any], None] | None = None,
+        stop_at_task_boundary: bool = False,
+    ) -> None:
+        self.capabilities = capabilities
+        self.principal = principal
+        self.task_id = task_id
+        self._journal = dict(journal or {})
+        self._report = report
+        self._log = log
+        self._site_counts: dict[str, int] = {}
+        self._keys_used: set[str] = set()
+        self._consumed: dict[str, Any] = {}
+        self._stop_at_task_boundary = stop_at_task_boundary
+
+    # -- what the client declared -------------------------------------------------------------
+
+    @property
+    def can_elicit(self) -> bool:
+        return self.capabilities.elicitation is not None
+
+    @property
+    def can_sample(self) -> bool:
+        return self.capabilities.sampling is not None
+
+    @property
+    def can_list_roots(self) -> bool:
+        return self.capabilities.roots is not None
+
+    @property
+    def in_task(self) -> bool:
+        return self.task_id is not None
+
+    # -- questions ----------------------------------------------------------------------------
+
+    def elicit(
+        self,
+        message: str,
+        schema: dict[str, Any] | type[BaseModel],
+        *,
+        key: str | None = None,
+    ) -> PendingInput[ElicitResult]:
+        """Ask the user to fill a form. Await the result: an :class:`ElicitResult`."""
+        if isinstance(schema, type) and issubclass(schema, BaseModel):
+            schema = _flat_form_schema(schema)
+        params = {"mode": "form", "message": message, "requestedSchema": schema}
+        return self._pending(ELICIT, params, key)
+
+    def sample(
+        self,
+        prompt: str | list[dict[str, Any]],
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        key: str | None = None,
+        **extra: Any,
+    ) -> PendingInput[SamplingResult]:
+        """Ask the client's model. Await the result: a :class:`SamplingResult`."""
+        messages = (
+            [{"role": "user", "content": {"type": "text", "text": prompt}}]
+            if isinstance(prompt, str)
+            else prompt
+        )
+        params: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens, **extra}
+        if system_prompt is not None:
+            params["systemPrompt"] = system_prompt
+        return self._pending(SAMPLE, params, key)
+
+    def list_roots(self, *, key: str | None = None) -> PendingInput[RootsResult]:
+        """Ask the client for its roots. Await the result: a :class:`RootsResult`."""
+        return self._pending(LIST_ROOTS, {}, key)
+
+    async def ask_all(self, *pending: PendingInput[Any]) -> tuple[Any, ...]:
+        """Ask several questions at once: all are outstanding together until all are answered."""
+        missing = {p.key: p.as_request() for p in pending if p.key not in self._journal}
+        if missing:
+            raise InputNeeded(missing)
+        answers = tuple(validate_answer(p.method, self._journal[p.key]) for p in pending)
+        for p in pending:
+            self._consumed[p.key] = self._journal[p.key]
+        return answers
+
+    @property
+    def consumed_answers(self) -> dict[str, Any]:
+        """The recorded answers this leg actually used (what the next round must carry)."""
+        return dict(self._consumed)
+
+    async def run_as_task(self) -> None:
+        """Mark where a tool's inline prelude ends and its durable task work begins.
+
+        Inline (during `tools/call`, for a tool registered with `prelude=True` and a client that
+        opted in to tasks) this stops the call and turns it into a task; the answers gathered so
+        far go with it. In the task, and for clients without tasks, it returns at once.
+        """
+        if self._stop_at_task_boundary:
+            raise BecomeTask()
+
+    # -- progress -----------------------------------------------------------------------------
+
+    def report(self, message: str) -> None:
+        """Set the task's `statusMessage` (shown to pollers). Inline calls ignore it."""
+        if self._report is not None:
+            self._report(message)
+
+    def log(self, level: str, data: Any) -> None:
+        """Send a log message to the client, if it asked for logs on this request."""
+        if self._log is not None:
+            self._log(level, data)
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _pending(self, method: str, params: dict[str, Any], key: str | None) -> PendingInput[Any]:
+        capability = _CAPABILITY_OF[method]
+        if getattr(self.capabilities, capability) is None:
+            raise MissingClientCapability({capability: {}})
+        if key is None:
+            key = self._site_key(method)
+        if key in self._keys_used:
+            # Two questions under one key would make an answer ambiguous (and reuse a key).
+            raise ValueError(f"input key {key!r} is asked twice in one run of the tool")
+        self._keys_used.add(key)
+        return PendingInput(self, key, method, params)
+
+    def _site_key(self, method: str) -> str:
+        # The tool's frame is three up: this helper, _pending, then elicit/sample/list_roots.
+        frame = sys._getframe(3)
+        code = frame.f_code
+        site = f"{code.co_qualname}:{frame.f_lineno - code.co_firstlineno}"
+        count = self._site_counts.get(site, 0) + 1
+        self._site_counts[site] = count
+        digest = hashlib.sha256(site.encode()).hexdigest()[:8]
+        return f"{_KEY_PREFIX[method]}-{digest}-{count}"
+
+
+def _flat_form_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """An elicitation form schema (flat object of primitives) from a pydantic model."""
+    schema = model.model_json_schema()
+    properties = {
+        name: {k: v for k, v in prop.items() if k != "title" or "description" not in prop}
+        for name, prop in schema.get("properties", {}).items()
+    }
+    form: dict[str, Any] = {"type": "object", "properties": properties}
+    if schema.get("required"):
+        form["required"] = schema["required"]
+    return form

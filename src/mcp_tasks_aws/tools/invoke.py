@@ -1,0 +1,88 @@
+"""Running one leg of a tool or prompt: validate arguments, call, shape the answer.
+
+Used by the inline path (in the API function) and by the task worker alike. What may come out:
+- a CallToolResult / GetPromptResult dict (without `resultType`);
+- :class:`InputNeeded` when the leg stopped on unanswered questions;
+- an :class:`McpError` for protocol faults (a capability the client lacks, a bad answer).
+
+Tool failures are results, not protocol errors: invalid arguments and exceptions raised by the
+tool become `isError: true` results the model can read and correct.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from pydantic import ValidationError
+
+from mcp_tasks_aws.protocol.errors import InvalidParams, McpError
+from mcp_tasks_aws.tools.context import BecomeTask, InputNeeded, ToolContext
+from mcp_tasks_aws.tools.registry import PromptSpec, ToolError, ToolSpec, text_result
+
+logger = logging.getLogger(__name__)
+
+
+def _describe_validation_error(exc: ValidationError) -> str:
+    """Our own wording of a validation failure: field paths plus pydantic's short reason."""
+    parts = []
+    for error in exc.errors(include_url=False, include_input=False):
+        where = ".".join(str(p) for p in error["loc"]) or "arguments"
+        parts.append(f"{where}: {error['msg']}")
+    return "; ".join(parts)
+
+
+def _call(fn: Any, is_async: bool, kwargs: dict[str, Any]) -> Any:
+    if is_async:
+        return asyncio.run(fn(**kwargs))
+    return fn(**kwargs)
+
+
+def run_tool(spec: ToolSpec, arguments: dict[str, Any] | None, ctx: ToolContext) -> dict[str, Any]:
+    """Run one leg of a tool; see the module docstring for what may come out."""
+    try:
+        validated = spec.arguments_model.model_validate(arguments or {})
+    except ValidationError as exc:
+        message = f"Invalid arguments for tool {spec.name}: {_describe_validation_error(exc)}"
+        return text_result(message, is_error=True)
+    kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
+    if spec.context_param:
+        kwargs[spec.context_param] = ctx
+    try:
+        value = _call(spec.fn, spec.is_async, kwargs)
+    except (InputNeeded, BecomeTask, McpError):
+        raise
+    except ToolError as exc:
+        return text_result(str(exc), is_error=True)
+    except Exception as exc:
+        # The tool author's own message helps the model correct itself; the traceback stays
+        # in our logs. (Arguments and answers are never logged.)
+        logger.exception("tool %s raised %s", spec.name, type(exc).__name__)
+        return text_result(f"Tool {spec.name} failed: {exc}", is_error=True)
+    try:
+        return spec.structure(value)
+    except (ValidationError, TypeError) as exc:
+        logger.exception("tool %s returned a value that does not match its annotation", spec.name)
+        return text_result(f"Tool {spec.name} returned an invalid result: {exc}", is_error=True)
+
+
+def run_prompt(
+    spec: PromptSpec, arguments: dict[str, str] | None, ctx: ToolContext
+) -> dict[str, Any]:
+    """Render a prompt. Unlike tools, bad arguments and failures are protocol errors."""
+    arguments = dict(arguments or {})
+    known = {a["name"] for a in spec.arguments}
+    missing = [a["name"] for a in spec.arguments if a["required"] and a["name"] not in arguments]
+    if missing:
+        raise InvalidParams(f"Missing required prompt arguments: {', '.join(missing)}")
+    kwargs: dict[str, Any] = {k: v for k, v in arguments.items() if k in known}
+    if spec.context_param:
+        kwargs[spec.context_param] = ctx
+    try:
+        return spec.structure(_call(spec.fn, spec.is_async, kwargs))
+    except (InputNeeded, BecomeTask, McpError):
+        raise
+    except Exception as exc:
+        logger.exception("prompt %s raised %s", spec.name, type(exc).__name__)
+        raise McpError(f"Prompt {spec.name} failed") from exc
