@@ -1,7 +1,7 @@
 """Lambda entry point for the MCP endpoint (API Gateway HTTP API, payload format 2.0).
 
-Parse the event, hand it to the transport, return its response. The transport and everything
-below it are built once per execution environment, outside the handler.
+Parse the event, hand it to the transport, return its response. The transport, the task
+service and their AWS clients are built once per execution environment, outside the handler.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from mcp_tasks_aws.app import build_transport
+from mcp_tasks_aws.aws.wiring import task_service_from
 from mcp_tasks_aws.config import Settings
 from mcp_tasks_aws.edge.apigw import request_from_event, response_to_api
 from mcp_tasks_aws.protocol.errors import McpError
@@ -28,7 +29,8 @@ def _tag_request(method: str, request_id: Any) -> None:
     tracer.put_annotation("rpc_method", method)
 
 
-transport = build_transport(Settings.from_env(), on_request=_tag_request)
+settings = Settings.from_env()
+transport = build_transport(settings, tasks=task_service_from(settings), on_request=_tag_request)
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -10,6 +10,11 @@ The deployed functions and the embedded stack read the same variables:
 | `MCP_TASKS_MAX_BODY_BYTES` | largest accepted request body | 1 MiB |
 | `MCP_TASKS_PAGE_SIZE` | tools/prompts per `*/list` page | 50 |
 | `MCP_TASKS_LIST_TTL_MS` | how long clients may cache list/discover results | 60000 |
+| `MCP_TASKS_TABLE` | DynamoDB task table (unset: no tasks, inline tools only) | unset |
+| `MCP_TASKS_STATE_MACHINE_ARN` | Step Functions state machine that runs task legs | unset |
+| `MCP_TASKS_RESULT_BUCKET` | S3 bucket for results over the item budget | unset |
+| `MCP_TASKS_DEFAULT_TTL_MS` | task retention from creation (`none`: unlimited) | 86400000 |
+| `MCP_TASKS_POLL_INTERVAL_MS` | suggested `tasks/get` interval | 1000 |
 
 `demo` and `conformance` are short names for modules shipped with the package.
 """
@@ -36,6 +41,11 @@ class Settings:
     max_body_bytes: int = 1024 * 1024
     page_size: int = 50
     list_ttl_ms: int = 60_000
+    task_table: str = ""
+    state_machine_arn: str = ""
+    result_bucket: str = ""
+    default_ttl_ms: int | None = 24 * 3600 * 1000
+    poll_interval_ms: int = 1000
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -48,7 +58,16 @@ class Settings:
             max_body_bytes=int(env.get("MCP_TASKS_MAX_BODY_BYTES", 1024 * 1024)),
             page_size=int(env.get("MCP_TASKS_PAGE_SIZE", 50)),
             list_ttl_ms=int(env.get("MCP_TASKS_LIST_TTL_MS", 60_000)),
+            task_table=env.get("MCP_TASKS_TABLE", ""),
+            state_machine_arn=env.get("MCP_TASKS_STATE_MACHINE_ARN", ""),
+            result_bucket=env.get("MCP_TASKS_RESULT_BUCKET", ""),
+            default_ttl_ms=_optional_int(env.get("MCP_TASKS_DEFAULT_TTL_MS", "86400000")),
+            poll_interval_ms=int(env.get("MCP_TASKS_POLL_INTERVAL_MS", 1000)),
         )
+
+
+def _optional_int(raw: str) -> int | None:
+    return None if raw.strip().lower() in ("", "none", "null", "unlimited") else int(raw)
 
 
 def load_toolset(spec: str) -> ToolSet:

@@ -29,7 +29,7 @@ from mcp_tasks_aws.protocol.errors import (
 )
 from mcp_tasks_aws.protocol.jsonrpc import Request, notification_message, result_message
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec, digest
-from mcp_tasks_aws.tools.context import InputNeeded, ToolContext
+from mcp_tasks_aws.tools.context import BecomeTask, InputNeeded, ToolContext
 from mcp_tasks_aws.tools.invoke import run_prompt, run_tool
 from mcp_tasks_aws.tools.registry import TaskPolicy, ToolSet, ToolSpec
 
@@ -65,8 +65,17 @@ class Call:
 class TaskBackend(Protocol):
     """What the server needs from the durable-task domain (absent: no Tasks extension)."""
 
-    def create(self, call: Call, spec: ToolSpec, params: m.CallToolParams) -> dict[str, Any]:
-        """Durably create a task for this call and start it; return the CreateTaskResult."""
+    def create(
+        self,
+        call: Call,
+        spec: ToolSpec,
+        params: m.CallToolParams,
+        journal: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Durably create a task for this call and start it; return the CreateTaskResult.
+
+        `journal` holds answers gathered inline before the task existed (a tool's prelude).
+        """
         ...
 
     def methods(self) -> dict[str, tuple[type[m.RequestParams], Callable[[Call, Any], Any]]]:
@@ -256,12 +265,15 @@ class McpServer:
             "requestState": state,
         }
 
-    def context(self, call: Call, journal: dict[str, Any]) -> ToolContext:
+    def context(
+        self, call: Call, journal: dict[str, Any], *, stop_at_task_boundary: bool = False
+    ) -> ToolContext:
         return ToolContext(
             capabilities=call.capabilities,
             principal=call.principal,
             journal=journal,
             log=call.log,
+            stop_at_task_boundary=stop_at_task_boundary,
         )
 
     # -- tools/call ---------------------------------------------------------------------------
@@ -276,16 +288,23 @@ class McpServer:
                 {"extensions": {m.TASKS_EXTENSION: {}}},
                 f"Tool {spec.name} runs only as a task: declare the {m.TASKS_EXTENSION} extension",
             )
-        if spec.task is not TaskPolicy.INLINE and opted_in and self.tasks is not None:
-            return self.tasks.create(call, spec, params)
-        if spec.task is TaskPolicy.REQUIRED:
+        tasks = self.tasks if spec.task is not TaskPolicy.INLINE and opted_in else None
+        if tasks is not None and not spec.prelude:
+            return tasks.create(call, spec, params)
+        if spec.task is TaskPolicy.REQUIRED and self.tasks is None:
             raise McpError("Tasks are not configured on this server")
         journal = self.replay_journal(call, params, spec.name, params.arguments)
-        ctx = self.context(call, journal)
+        # With a prelude, the tool runs inline until `ctx.run_as_task()`; its questions are
+        # asked through MRTR before the task exists, and their answers go with the task.
+        ctx = self.context(call, journal, stop_at_task_boundary=tasks is not None)
         try:
             result = run_tool(spec, params.arguments, ctx)
         except InputNeeded as need:
             return self.input_required(call, spec.name, params.arguments, ctx, need)
+        except BecomeTask:
+            if tasks is None:  # only raised when stop_at_task_boundary was set
+                raise
+            return tasks.create(call, spec, params, ctx.consumed_answers)
         return {"resultType": "complete", **result}
 
     # -- prompts/get --------------------------------------------------------------------------

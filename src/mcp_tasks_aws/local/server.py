@@ -17,16 +17,20 @@ import os
 import secrets
 import sys
 import threading
+import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
+from mcp_tasks_aws.local.aws import start_local_aws
 
 logger = logging.getLogger("mcp_tasks_aws.local")
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
+# Metrics are disabled locally; Powertools still warns on each empty flush.
+warnings.filterwarnings("ignore", message="No application metrics to publish")
 MCP_PATH = "/mcp"
 
 
@@ -35,6 +39,7 @@ def local_environment(
 ) -> dict[str, str]:
     """The environment the handlers see locally: what AWS and the template would set."""
     env = {
+        "MCP_TASKS_TOOLS": "demo",
         "MCP_TASKS_STATE_SECRET": secrets.token_hex(32),
         "MCP_TASKS_ALLOWED_ORIGINS": ",".join(
             f"http://{name}:{port}" for name in ("127.0.0.1", "localhost", host)
@@ -48,13 +53,17 @@ def local_environment(
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
     }
+    # The user's environment wins over these defaults, but not what an earlier stack in this
+    # process wrote there (its port, its secret).
     for key in env:
-        if key in os.environ and key != "MCP_TASKS_STATE_SECRET":
-            env[key] = os.environ[key]
-    if os.environ.get("MCP_TASKS_STATE_SECRET"):
-        env["MCP_TASKS_STATE_SECRET"] = os.environ["MCP_TASKS_STATE_SECRET"]
+        value = os.environ.get(key)
+        if value is not None and _WRITTEN_BY_STACKS.get(key) != value:
+            env[key] = value
     env.update(overrides or {})
     return env
+
+
+_WRITTEN_BY_STACKS: dict[str, str] = {}
 
 
 def load_handler_module(name: str, unique: str) -> ModuleType:
@@ -108,7 +117,12 @@ def _make_request_handler(api: Any) -> type[BaseHTTPRequestHandler]:
 
 
 class EmbeddedStack:
-    """The whole stack on one machine; usable as a context manager."""
+    """The whole stack on one machine; usable as a context manager.
+
+    Starts moto with the template's resources (see `local.aws`), loads the three handler
+    modules with the environment the template gives them, routes the state machine's
+    `lambda:invoke` to the worker, and serves the API handler over HTTP.
+    """
 
     def __init__(
         self, host: str = "127.0.0.1", port: int = 0, env: dict[str, str] | None = None
@@ -117,8 +131,20 @@ class EmbeddedStack:
         self._server.daemon_threads = True
         address = self._server.server_address
         self.host, self.port = str(address[0]), int(address[1])
-        os.environ.update(local_environment(str(self.host), int(self.port), env))
-        self.api = load_handler_module("api", secrets.token_hex(4))
+        settings = local_environment(self.host, self.port, env)
+        self.aws = start_local_aws(
+            PROJECT_ROOT / "template.yaml", {"ToolsModule": settings["MCP_TASKS_TOOLS"]}
+        )
+        # Resource names come from the template; local settings (and overrides) win otherwise.
+        self.environment = {**self.aws.environment, **settings}
+        os.environ.update(self.environment)
+        _WRITTEN_BY_STACKS.update(self.environment)
+        unique = secrets.token_hex(4)
+        self.api = load_handler_module("api", unique)
+        self.worker = load_handler_module("worker", unique)
+        self.reconcile = load_handler_module("reconcile", unique)
+        self.aws.register("WorkerFunction", self.worker.handler)
+        self.aws.watch_executions(self.reconcile.handler)
         self._server.RequestHandlerClass = _make_request_handler(self.api)
         self._thread: threading.Thread | None = None
 
@@ -135,10 +161,11 @@ class EmbeddedStack:
         self._server.serve_forever()
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
         if self._thread is not None:
+            self._server.shutdown()
             self._thread.join(timeout=5)
+        self._server.server_close()
+        self.aws.stop()
 
     def __enter__(self) -> EmbeddedStack:
         return self.start()
@@ -164,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nstopping")
     finally:
-        stack._server.server_close()
+        stack.stop()
     return 0
 
 

@@ -1,0 +1,81 @@
+"""The Step Functions runner: one Standard execution per task, named after the task.
+
+The execution name is the task id, so a retried start cannot run the tool twice (a second
+start answers ExecutionAlreadyExists, which is success here). Legs talk to the execution only
+through task tokens: `resume` after answers, `end_leg` when the task is over, `interrupt` on
+cancel while waiting for input. A token that is no longer valid (someone else used it, or the
+execution ended) is reported as False, never raised.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import ClientError
+
+if TYPE_CHECKING:
+    from mypy_boto3_stepfunctions.client import SFNClient
+
+_STALE_TOKEN = {"TaskTimedOut", "TaskDoesNotExist", "InvalidToken", "ExecutionDoesNotExist"}
+
+
+def _code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", ""))
+
+
+class StepFunctionsRunner:
+    def __init__(self, client: SFNClient, state_machine_arn: str) -> None:
+        self.client = client
+        self.state_machine_arn = state_machine_arn
+
+    def execution_arn(self, task_id: str) -> str:
+        base = self.state_machine_arn.replace(":stateMachine:", ":execution:", 1)
+        return f"{base}:{task_id}"
+
+    def start(self, task_id: str, wait_seconds: int) -> None:
+        payload = {"taskId": task_id, "leg": {"outcome": "start", "timeoutSeconds": wait_seconds}}
+        try:
+            self.client.start_execution(
+                stateMachineArn=self.state_machine_arn, name=task_id, input=json.dumps(payload)
+            )
+        except ClientError as exc:
+            if _code(exc) != "ExecutionAlreadyExists":
+                raise
+
+    def _send_success(self, task_token: str, output: dict[str, Any]) -> bool:
+        try:
+            self.client.send_task_success(taskToken=task_token, output=json.dumps(output))
+        except ClientError as exc:
+            if _code(exc) in _STALE_TOKEN:
+                return False
+            raise
+        return True
+
+    def resume(self, task_token: str, wait_seconds: int) -> bool:
+        return self._send_success(task_token, {"outcome": "resume", "timeoutSeconds": wait_seconds})
+
+    def end_leg(self, task_token: str) -> bool:
+        return self._send_success(task_token, {"outcome": "done", "timeoutSeconds": 1})
+
+    def interrupt(self, task_token: str) -> bool:
+        try:
+            self.client.send_task_failure(
+                taskToken=task_token, error="TaskCancelled", cause="Cancelled by the client"
+            )
+        except ClientError as exc:
+            if _code(exc) in _STALE_TOKEN:
+                return False
+            raise
+        return True
+
+    def stop(self, task_id: str) -> None:
+        try:
+            self.client.stop_execution(
+                executionArn=self.execution_arn(task_id),
+                error="TaskCancelled",
+                cause="Cancelled by the client",
+            )
+        except ClientError as exc:
+            if _code(exc) not in ("ExecutionDoesNotExist", "ExecutionNotRunning"):
+                raise

@@ -1,0 +1,296 @@
+"""AWS for the embedded stack: moto in-process, resources built from `template.yaml`.
+
+- DynamoDB: the task table with its key schema and TTL setting, from `TaskTable`.
+- S3: the result bucket.
+- Step Functions: the state machine from the real ASL file (`DefinitionUri`), its
+  `DefinitionSubstitutions` resolved, run by moto's interpreter (`execute_state_machine`).
+- Lambda: moto cannot run code without Docker, so `lambda:invoke` from the state machine is
+  routed to the real handler modules, in-process (exceptions become the `Unhandled` error
+  envelope AWS returns, so Retry/Catch behave as deployed).
+- EventBridge: moto does not deliver "Execution Status Change" events, so a watcher thread
+  polls for FAILED / TIMED_OUT / ABORTED executions and calls the reconcile handler with the
+  event shape EventBridge would deliver.
+
+Call :func:`start_local_aws` before anything creates a boto3 client.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REGION = "us-east-1"
+ACCOUNT = "123456789012"
+logger = logging.getLogger("mcp_tasks_aws.local")
+
+Handler = Callable[[dict[str, Any], Any], Any]
+
+
+def _fake_credentials() -> None:
+    # moto must see fake credentials and a region before any client exists.
+    os.environ.setdefault("AWS_DEFAULT_REGION", REGION)
+    os.environ["AWS_ACCESS_KEY_ID"] = "testing"
+    os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"  # noqa: S105 - moto's fake credentials
+    os.environ.pop("AWS_PROFILE", None)
+    os.environ.pop("AWS_SESSION_TOKEN", None)
+
+
+class _InProcessLambdas:
+    """The registry `lambda:invoke` is routed to: function name -> Python handler."""
+
+    def __init__(self) -> None:
+        self.handlers: dict[str, Handler] = {}
+        self.invocations = 0
+
+    def invoke(self, function_name: str, body: Any, response_headers: dict[str, str]) -> bytes:
+        from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext
+
+        name = function_name.rsplit(":function:", 1)[-1].split(":", 1)[0]
+        handler = self.handlers.get(name)
+        if handler is None:
+            response_headers["x-amz-function-error"] = "Unhandled"
+            return json.dumps(
+                {"errorType": "ResourceNotFoundException", "errorMessage": f"no function {name}"}
+            ).encode()
+        self.invocations += 1
+        event = json.loads(body) if body else {}
+        try:
+            result = handler(event, LocalLambdaContext(function_name=name))
+        except Exception as exc:
+            # What Lambda returns for an unhandled exception.
+            response_headers["x-amz-function-error"] = "Unhandled"
+            return json.dumps(
+                {
+                    "errorType": type(exc).__name__,
+                    "errorMessage": str(exc),
+                    "stackTrace": traceback.format_exception(exc)[-3:],
+                }
+            ).encode()
+        return json.dumps(result).encode()
+
+
+LAMBDAS = _InProcessLambdas()
+_patched = False
+
+
+def _patch_moto_lambda() -> None:
+    global _patched
+    if _patched:
+        return
+    from moto.awslambda_simple.models import LambdaSimpleBackend
+
+    def invoke(
+        self: Any,
+        function_name: str,
+        qualifier: str | None,
+        body: Any,
+        headers: Any,
+        response_headers: Any,
+    ) -> bytes:
+        return LAMBDAS.invoke(function_name, body, response_headers)
+
+    LambdaSimpleBackend.invoke = invoke  # type: ignore[method-assign]
+    _patched = True
+
+
+@dataclass
+class LocalAws:
+    """The moto resources of one embedded stack, named uniquely so stacks can coexist."""
+
+    stack_name: str
+    table_name: str
+    bucket_name: str
+    state_machine_arn: str
+    environment: dict[str, str]
+    function_handlers: dict[str, str]  # logical id -> "handlers.module.function"
+    _mock: Any = None
+    _watcher: threading.Thread | None = None
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def function_name(self, logical_id: str) -> str:
+        return f"{self.stack_name}-{logical_id}"
+
+    def register(self, logical_id: str, handler: Handler) -> None:
+        LAMBDAS.handlers[self.function_name(logical_id)] = handler
+
+    def watch_executions(self, reconcile: Handler, interval: float = 0.25) -> None:
+        """Deliver lost-execution events to `reconcile`, as the template's EventBridge rule does."""
+        import boto3
+
+        client = boto3.client("stepfunctions", region_name=REGION)
+        seen: set[str] = set()
+
+        def loop() -> None:
+            from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext
+
+            while not self._stop.wait(interval):
+                for status in ("FAILED", "TIMED_OUT", "ABORTED"):
+                    try:
+                        page = client.list_executions(
+                            stateMachineArn=self.state_machine_arn, statusFilter=status
+                        )
+                    except Exception:  # the mock may be stopping
+                        return
+                    for execution in page.get("executions", []):
+                        arn = execution["executionArn"]
+                        if arn in seen:
+                            continue
+                        seen.add(arn)
+                        event = {
+                            "version": "0",
+                            "source": "aws.states",
+                            "detail-type": "Step Functions Execution Status Change",
+                            "region": REGION,
+                            "account": ACCOUNT,
+                            "detail": {
+                                "executionArn": arn,
+                                "stateMachineArn": self.state_machine_arn,
+                                "name": execution["name"],
+                                "status": status,
+                            },
+                        }
+                        try:
+                            reconcile(event, LocalLambdaContext(function_name="reconcile"))
+                        except Exception:
+                            logger.exception("local reconcile failed for %s", execution["name"])
+
+        self._watcher = threading.Thread(target=loop, name="local-eventbridge", daemon=True)
+        self._watcher.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._watcher is not None:
+            self._watcher.join(timeout=5)
+        for logical_id in self.function_handlers:
+            LAMBDAS.handlers.pop(self.function_name(logical_id), None)
+        if self._mock is not None:
+            self._mock.stop()
+            self._mock = None
+
+
+def start_local_aws(template_path: Path, parameters: dict[str, str] | None = None) -> LocalAws:
+    """Start moto and create the template's table, bucket and state machine."""
+    _fake_credentials()
+    from moto import mock_aws
+
+    from mcp_tasks_aws.local.template import Resolver, load_template
+
+    mock = mock_aws(
+        config={
+            "stepfunctions": {"execute_state_machine": True},
+            "lambda": {"use_docker": False},
+        }
+    )
+    mock.start()
+    _patch_moto_lambda()
+    # moto's interpreter logs every failed execution loudly; failures are expected here.
+    logging.getLogger("moto.stepfunctions.parser").setLevel(logging.CRITICAL)
+
+    import boto3
+
+    template = load_template(template_path)
+    resources: dict[str, Any] = template["Resources"]
+    suffix = secrets.token_hex(3)
+    stack = f"mcp-tasks-local-{suffix}"
+    params = {
+        name: str(spec.get("Default", "")) for name, spec in template.get("Parameters", {}).items()
+    }
+    params.update(parameters or {})
+    table_name = f"{stack}-tasks"
+    bucket_name = f"{stack}-results"
+    machine_name = f"{stack}-tasks"
+    machine_arn = f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{machine_name}"
+
+    functions = {
+        logical: str(spec["Properties"]["Handler"])
+        for logical, spec in resources.items()
+        if spec["Type"] == "AWS::Serverless::Function"
+    }
+    refs = {
+        **params,
+        "AWS::Partition": "aws",
+        "AWS::Region": REGION,
+        "AWS::AccountId": ACCOUNT,
+        "AWS::StackName": stack,
+        "AWS::URLSuffix": "amazonaws.com",
+        "AWS::NoValue": "",
+        "TaskTable": table_name,
+        "ResultBucket": bucket_name,
+        "TaskStateMachine": machine_arn,
+        **{logical: f"{stack}-{logical}" for logical in functions},
+    }
+
+    def attribute(logical: str, name: str) -> str:
+        if logical in functions and name == "Arn":
+            return f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{stack}-{logical}"
+        if logical == "TaskTable" and name == "Arn":
+            return f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{table_name}"
+        if logical == "ResultBucket" and name == "Arn":
+            return f"arn:aws:s3:::{bucket_name}"
+        raise KeyError(f"{logical}.{name} is not emulated locally")
+
+    resolve = Resolver(refs, attribute).resolve
+
+    # DynamoDB: the table as the template declares it.
+    table = resources["TaskTable"]["Properties"]
+    dynamodb = boto3.client("dynamodb", region_name=REGION)
+    dynamodb.create_table(
+        TableName=table_name,
+        AttributeDefinitions=table["AttributeDefinitions"],
+        KeySchema=table["KeySchema"],
+        BillingMode=table.get("BillingMode", "PAY_PER_REQUEST"),
+    )
+    ttl = table.get("TimeToLiveSpecification")
+    if ttl:
+        dynamodb.update_time_to_live(TableName=table_name, TimeToLiveSpecification=ttl)
+
+    boto3.client("s3", region_name=REGION).create_bucket(Bucket=bucket_name)
+
+    # Step Functions: the real ASL file with the template's substitutions.
+    machine = resources["TaskStateMachine"]["Properties"]
+    definition = (template_path.parent / machine["DefinitionUri"]).read_text()
+    for name, value in machine.get("DefinitionSubstitutions", {}).items():
+        definition = definition.replace("${" + name + "}", str(resolve(value)))
+    iam = boto3.client("iam", region_name=REGION)
+    role = iam.create_role(
+        RoleName=f"{stack}-machine",
+        AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": []}),
+    )["Role"]["Arn"]
+    boto3.client("stepfunctions", region_name=REGION).create_state_machine(
+        name=machine_name, definition=definition, roleArn=role, type=machine.get("Type", "STANDARD")
+    )
+
+    # The functions' environment, as the template sets it (secrets are generated locally).
+    globals_env = template.get("Globals", {}).get("Function", {}).get("Environment", {})
+    environment: dict[str, str] = {}
+    for name, value in globals_env.get("Variables", {}).items():
+        environment[name] = str(resolve(value))
+    environment["MCP_TASKS_STATE_MACHINE_ARN"] = machine_arn
+    return LocalAws(
+        stack_name=stack,
+        table_name=table_name,
+        bucket_name=bucket_name,
+        state_machine_arn=machine_arn,
+        environment=environment,
+        function_handlers=functions,
+        _mock=mock,
+    )
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 10.0, interval: float = 0.02) -> bool:
+    """Poll `predicate` until true or `timeout` seconds pass (for tests and benchmarks)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()

@@ -1,0 +1,1 @@
+"""Durable tasks: the record, the service behind tasks/*, the worker and the reconciler."""

@@ -1,0 +1,167 @@
+"""End to end over real HTTP on 127.0.0.1: the embedded stack, the emulated edge, the handler."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from conftest import PROTOCOL_VERSION, envelope
+from mcp_tasks_aws.local.server import EmbeddedStack
+
+# Never let an environment proxy see loopback traffic.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[EmbeddedStack]:
+    # EmbeddedStack writes its configuration into os.environ: put everything back afterwards.
+    saved = dict(os.environ)
+    try:
+        with EmbeddedStack(env={"MCP_TASKS_TOOLS": "conformance"}) as running:
+            yield running
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def http(
+    url: str,
+    *,
+    method: str = "POST",
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+    try:
+        with _OPENER.open(request, timeout=10) as response:
+            return (
+                response.status,
+                {k.lower(): v for k, v in response.headers.items()},
+                response.read(),
+            )
+    except urllib.error.HTTPError as error:
+        return error.code, {k.lower(): v for k, v in error.headers.items()}, error.read()
+
+
+def rpc(
+    stack: EmbeddedStack,
+    method: str,
+    params: dict[str, Any] | None = None,
+    *,
+    name: str | None = None,
+    token: str | None = None,
+    extra_headers: dict[str, str] | None = None,
+) -> tuple[int, dict[str, str], Any]:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": method,
+        "params": {**(params or {}), "_meta": envelope()},
+    }
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": PROTOCOL_VERSION,
+        "Mcp-Method": method,
+    }
+    if name is not None:
+        headers["Mcp-Name"] = name
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    headers.update(extra_headers or {})
+    status, response_headers, raw = http(stack.url, body=json.dumps(body).encode(), headers=headers)
+    return status, response_headers, json.loads(raw) if raw else None
+
+
+def jwt(sub: str) -> str:
+    def b64(data: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+    return f"{b64({'alg': 'none'})}.{b64({'iss': 'https://idp.local', 'sub': sub})}.sig"
+
+
+def test_stack_listens_on_loopback(stack: EmbeddedStack) -> None:
+    assert stack.host == "127.0.0.1"
+    assert stack.port > 0
+    assert stack.url == f"http://127.0.0.1:{stack.port}/mcp"
+
+
+def test_discover_over_http(stack: EmbeddedStack) -> None:
+    status, headers, message = rpc(stack, "server/discover")
+    assert status == 200
+    assert headers["content-type"] == "application/json"
+    assert message["id"] == 1
+    result = message["result"]
+    assert result["resultType"] == "complete"
+    assert result["supportedVersions"] == [PROTOCOL_VERSION]
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == (
+        "mcp-tasks-aws-conformance"
+    )
+
+
+def test_tool_call_over_http(stack: EmbeddedStack) -> None:
+    status, _, message = rpc(
+        stack, "tools/call", {"name": "greet", "arguments": {"name": "Ada"}}, name="greet"
+    )
+    assert status == 200
+    assert message["result"]["content"] == [{"type": "text", "text": "Hello, Ada!"}]
+
+
+@pytest.mark.parametrize("path", ["/", "/other", "/mcp/extra", "/MCP"])
+def test_other_paths_are_404(stack: EmbeddedStack, path: str) -> None:
+    url = f"http://{stack.host}:{stack.port}{path}"
+    status, _, body = http(url, body=b"{}", headers={"Content-Type": "application/json"})
+    assert status == 404
+    assert b"/mcp" in body
+
+
+def test_query_string_does_not_change_the_endpoint(stack: EmbeddedStack) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
+    status, _, raw = http(
+        stack.url + "?x=1", body=body, headers={"Content-Type": "application/json"}
+    )
+    assert status == 202
+    assert raw == b""
+
+
+def test_get_is_405_over_http(stack: EmbeddedStack) -> None:
+    status, headers, _ = http(stack.url, method="GET")
+    assert status == 405
+    assert headers["allow"] == "POST"
+
+
+def test_origin_allow_list_is_the_stack_own_address(stack: EmbeddedStack) -> None:
+    own = {"Origin": f"http://127.0.0.1:{stack.port}"}
+    assert rpc(stack, "server/discover", extra_headers=own)[0] == 200
+    foreign = {"Origin": "http://attacker.example"}
+    status, _, message = rpc(stack, "server/discover", extra_headers=foreign)
+    assert status == 403
+    assert message["error"]["code"] == -32600
+
+
+def test_two_jwt_subjects_are_two_callers_end_to_end(stack: EmbeddedStack) -> None:
+    # Given a request state issued to alice
+    tool = "test_input_required_result_request_state"
+    params: dict[str, Any] = {"name": tool, "arguments": {}}
+    _, _, first = rpc(stack, "tools/call", params, name=tool, token=jwt("alice"))
+    assert first["result"]["resultType"] == "input_required"
+    retry = {
+        **params,
+        "requestState": first["result"]["requestState"],
+        "inputResponses": {"confirm": {"action": "accept", "content": {"ok": True}}},
+    }
+    # When bob, or an anonymous caller, presents it, Then it is refused
+    _, _, as_bob = rpc(stack, "tools/call", retry, name=tool, token=jwt("bob"))
+    assert as_bob["error"]["code"] == -32602
+    _, _, anonymous = rpc(stack, "tools/call", retry, name=tool)
+    assert anonymous["error"]["code"] == -32602
+    # And alice can use it
+    _, _, as_alice = rpc(stack, "tools/call", retry, name=tool, token=jwt("alice"))
+    assert "state-ok" in as_alice["result"]["content"][0]["text"]

@@ -1,0 +1,116 @@
+"""The API function stays lean: what it imports is what a cold start pays for.
+
+A fresh interpreter, with the environment the deployed function has, imports handlers/api.py
+and handles one `server/discover`. After that neither the official MCP SDK (`mcp`), nor moto,
+nor the embedded stack (`mcp_tasks_aws.local`) may be loaded: they belong to the client, the
+tests and local runs, never to Lambda.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROTOCOL_VERSION = "2026-07-28"
+FORBIDDEN = ("mcp", "moto", "mcp_tasks_aws.local")
+
+# The event is built here, in the test process, so the child never needs the emulator.
+CHILD = """
+import importlib.util, json, sys
+
+job = json.loads(sys.argv[1])
+spec = importlib.util.spec_from_file_location("api", job["handler"])
+api = importlib.util.module_from_spec(spec)
+sys.modules["api"] = api
+spec.loader.exec_module(api)
+
+class Context:
+    def __init__(self, fields):
+        self.__dict__.update(fields)
+
+    def get_remaining_time_in_millis(self):
+        return 30_000
+
+response = api.handler(job["event"], Context(job["context"]))
+if response["statusCode"] != 200:
+    raise SystemExit(f"server/discover failed: {response}")
+forbidden = tuple(job["forbidden"])
+loaded = sorted(
+    name for name in sys.modules
+    if name in forbidden or name.startswith(tuple(f"{root}." for root in forbidden))
+)
+print(json.dumps(loaded))
+"""
+
+
+def deployed_environment() -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("AWS_", "POWERTOOLS_", "MCP_TASKS_", "BOTO_"))
+    }
+    env.update(
+        {
+            "MCP_TASKS_STATE_SECRET": secrets.token_hex(32),
+            "MCP_TASKS_TOOLS": "demo",
+            "POWERTOOLS_SERVICE_NAME": "mcp-tasks-aws",
+            "POWERTOOLS_METRICS_NAMESPACE": "McpTasksAws",
+            "POWERTOOLS_TRACE_DISABLED": "true",
+            "POWERTOOLS_METRICS_DISABLED": "true",
+            "POWERTOOLS_LOG_LEVEL": "WARNING",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+        }
+    )
+    return env
+
+
+def discover_event() -> dict[str, object]:
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": PROTOCOL_VERSION,
+        "mcp-method": "server/discover",
+    }
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "server/discover",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+        },
+    }
+    return build_event(method="POST", path="/mcp", headers=headers, body=json.dumps(body).encode())
+
+
+def test_api_handler_imports_neither_sdk_nor_moto_nor_local_stack() -> None:
+    job = {
+        "handler": str(PROJECT_ROOT / "handlers" / "api.py"),
+        "event": discover_event(),
+        "context": asdict(LocalLambdaContext()),
+        "forbidden": FORBIDDEN,
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps(job)],
+        cwd=PROJECT_ROOT,
+        env=deployed_environment(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, f"child failed:\n{done.stderr}{done.stdout}"
+    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    assert loaded == [], f"the API function imports modules Lambda must not load: {loaded}"
