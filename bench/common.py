@@ -33,6 +33,14 @@ def deployed_environment(**overrides: str) -> dict[str, str]:
         {
             "MCP_TASKS_STATE_SECRET": secrets.token_hex(32),
             "MCP_TASKS_TOOLS": "demo",
+            # As template.yaml sets them: tasks on, so the function creates its DynamoDB and
+            # Step Functions clients at init, like the floor does. No call is made.
+            "MCP_TASKS_TABLE": "mcp-tasks-bench",
+            "MCP_TASKS_STATE_MACHINE_ARN": (
+                "arn:aws:states:us-east-1:123456789012:stateMachine:mcp-tasks-bench-tasks"
+            ),
+            "MCP_TASKS_RESULT_BUCKET": "mcp-tasks-bench-results",
+            "PYDANTIC_DISABLE_PLUGINS": "__all__",
             "POWERTOOLS_SERVICE_NAME": "mcp-tasks-aws",
             "POWERTOOLS_METRICS_NAMESPACE": "McpTasksAws",
             "POWERTOOLS_TRACE_DISABLED": "true",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -16,10 +16,11 @@ from mcp_tasks_aws.app import build_transport
 from mcp_tasks_aws.aws.wiring import task_service_from
 from mcp_tasks_aws.config import Settings
 from mcp_tasks_aws.edge.apigw import request_from_event, response_to_api
+from mcp_tasks_aws.edge.observability import OptionalTracer
 from mcp_tasks_aws.protocol.errors import McpError
 
 logger = Logger()
-tracer = Tracer()
+tracer = OptionalTracer()
 metrics = Metrics()
 
 
@@ -34,14 +35,13 @@ transport = build_transport(settings, tasks=task_service_from(settings), on_requ
 
 
 @logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler(capture_response=False)
+@tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     try:
-        request = request_from_event(event)
-    except McpError as exc:
-        return {"statusCode": 400, "body": exc.message}
-    response = transport.handle(request)
+        response = transport.handle(request_from_event(event))
+    except McpError as exc:  # an event API Gateway should never send (undecodable body)
+        response = transport.refuse(exc)
     metrics.add_metric(name=f"Status{response.status // 100}xx", unit=MetricUnit.Count, value=1)
     logger.info("answered", extra={"http_status": response.status})
     return response_to_api(response)

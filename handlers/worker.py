@@ -8,15 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from mcp_tasks_aws.aws.wiring import AwsParts
 from mcp_tasks_aws.config import Settings, load_toolset
+from mcp_tasks_aws.edge.observability import OptionalTracer
 
 logger = Logger()
-tracer = Tracer()
+tracer = OptionalTracer()
 metrics = Metrics()
 
 settings = Settings.from_env()
@@ -24,7 +25,7 @@ legs = AwsParts(settings).leg_runner(load_toolset(settings.tools_module))
 
 
 @logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler(capture_response=False)
+@tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, str]:
     task_id = str(event["taskId"])

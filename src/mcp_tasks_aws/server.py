@@ -162,7 +162,8 @@ class McpServer:
         return {m.SERVER_INFO_KEY: {"name": self.toolset.name, "version": self.toolset.version}}
 
     def discover(self, call: Call, params: m.RequestParams) -> dict[str, Any]:
-        capabilities: dict[str, Any] = {"tools": {}}
+        # Tools may log (ctx.log): sent when a request sets io.modelcontextprotocol/logLevel.
+        capabilities: dict[str, Any] = {"tools": {}, "logging": {}}
         if self.toolset.prompts:
             capabilities["prompts"] = {}
         if self.toolset.resources:

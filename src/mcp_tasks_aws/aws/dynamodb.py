@@ -24,8 +24,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import ClientError
-
+from mcp_tasks_aws.aws.errors import client_error_code, client_error_item
 from mcp_tasks_aws.tasks.exceptions import (
     TaskAlreadyExists,
     TaskNoLongerActive,
@@ -125,12 +124,11 @@ def decode(item: dict[str, Any]) -> TaskRecord:
     )
 
 
-def _failed_condition(exc: ClientError) -> dict[str, Any] | None:
+def _failed_condition(exc: Exception) -> dict[str, Any] | None:
     """The item as it was when a condition failed (ALL_OLD), or re-raise other errors."""
-    if exc.response.get("Error", {}).get("Code") != _CONDITION_FAILED:
+    if client_error_code(exc) != _CONDITION_FAILED:
         raise exc
-    item = exc.response.get("Item")
-    return item if isinstance(item, dict) else None
+    return client_error_item(exc)
 
 
 class DynamoTaskStore:
@@ -151,7 +149,7 @@ class DynamoTaskStore:
                 # Durable creation: the id is new, or nothing is written.
                 ConditionExpression="attribute_not_exists(taskId)",
             )
-        except ClientError as exc:
+        except Exception as exc:
             _failed_condition(exc)
             raise TaskAlreadyExists(record.task_id) from exc
 
@@ -207,7 +205,7 @@ class DynamoTaskStore:
                 ReturnValues="ALL_NEW",
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
-        except ClientError as exc:
+        except Exception as exc:
             raise TaskNotWaiting(self._owned_or_missing(_failed_condition(exc), owner)) from exc
         return decode(response["Attributes"])
 
@@ -242,7 +240,7 @@ class DynamoTaskStore:
                 ReturnValues="ALL_OLD",
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
-        except ClientError as exc:
+        except Exception as exc:
             raise TaskNotWaiting(self._owned_or_missing(_failed_condition(exc), owner)) from exc
         return decode(response["Attributes"])
 
@@ -277,7 +275,7 @@ class DynamoTaskStore:
                     **values,
                 },
             )
-        except ClientError as exc:
+        except Exception as exc:
             _failed_condition(exc)
             raise TaskNoLongerActive(task_id) from exc
 
@@ -395,7 +393,7 @@ class DynamoTaskStore:
                     ExpressionAttributeNames=names,
                     ExpressionAttributeValues=values,
                 )
-            except ClientError as exc:
+            except Exception as exc:
                 _failed_condition(exc)
                 continue
             return record

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import ClientError
+from mcp_tasks_aws.aws.errors import client_error_code
 
 if TYPE_CHECKING:
     from mypy_boto3_stepfunctions.client import SFNClient
@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 _STALE_TOKEN = {"TaskTimedOut", "TaskDoesNotExist", "InvalidToken", "ExecutionDoesNotExist"}
 
 
-def _code(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
+def _code(exc: Exception) -> str | None:
+    return client_error_code(exc)
 
 
 class StepFunctionsRunner:
@@ -39,14 +39,14 @@ class StepFunctionsRunner:
             self.client.start_execution(
                 stateMachineArn=self.state_machine_arn, name=task_id, input=json.dumps(payload)
             )
-        except ClientError as exc:
+        except Exception as exc:
             if _code(exc) != "ExecutionAlreadyExists":
                 raise
 
     def _send_success(self, task_token: str, output: dict[str, Any]) -> bool:
         try:
             self.client.send_task_success(taskToken=task_token, output=json.dumps(output))
-        except ClientError as exc:
+        except Exception as exc:
             if _code(exc) in _STALE_TOKEN:
                 return False
             raise
@@ -63,7 +63,7 @@ class StepFunctionsRunner:
             self.client.send_task_failure(
                 taskToken=task_token, error="TaskCancelled", cause="Cancelled by the client"
             )
-        except ClientError as exc:
+        except Exception as exc:
             if _code(exc) in _STALE_TOKEN:
                 return False
             raise
@@ -76,6 +76,6 @@ class StepFunctionsRunner:
                 error="TaskCancelled",
                 cause="Cancelled by the client",
             )
-        except ClientError as exc:
+        except Exception as exc:
             if _code(exc) not in ("ExecutionDoesNotExist", "ExecutionNotRunning"):
                 raise

@@ -8,7 +8,7 @@ contract tests.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -21,6 +21,9 @@ SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 
 
+LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+
+
 class WireModel(BaseModel):
     """Base for inbound wire models: camelCase on the wire, extra fields tolerated."""
 
@@ -30,6 +33,8 @@ class WireModel(BaseModel):
         validate_by_alias=True,
         extra="allow",
         frozen=True,
+        # Validators are built on first use: a cold start pays only for the models it touches.
+        defer_build=True,
     )
 
 
@@ -62,7 +67,7 @@ class RequestMeta(WireModel):
     protocol_version: str = Field(alias=PROTOCOL_VERSION_KEY, min_length=1)
     client_capabilities: ClientCapabilities = Field(alias=CLIENT_CAPABILITIES_KEY)
     client_info: Implementation | None = Field(default=None, alias=CLIENT_INFO_KEY)
-    log_level: str | None = Field(default=None, alias=LOG_LEVEL_KEY)
+    log_level: LogLevel | None = Field(default=None, alias=LOG_LEVEL_KEY)
     progress_token: str | int | None = None
 
 

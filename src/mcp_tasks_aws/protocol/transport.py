@@ -144,6 +144,10 @@ class HttpTransport:
         self.supported_versions = supported_versions
         self.on_request = on_request
 
+    def refuse(self, exc: McpError) -> HttpResponse:
+        """The answer to a request that could not even be read (as a JSON-RPC error)."""
+        return _error(exc.http_status, exc)
+
     def origin_allowed(self, origin: str | None) -> bool:
         # Requests without Origin come from non-browser clients; DNS rebinding needs a browser.
         return origin is None or origin in self.allowed_origins

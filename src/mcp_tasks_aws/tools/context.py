@@ -49,7 +49,7 @@ class BecomeTask(Exception):
 
 
 class _Answer(BaseModel):
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
 
 
 class ElicitResult(_Answer):
@@ -211,13 +211,16 @@ class ToolContext:
 
     async def ask_all(self, *pending: PendingInput[Any]) -> tuple[Any, ...]:
         """Ask several questions at once: all are outstanding together until all are answered."""
+        answered = [p for p in pending if p.key in self._journal]
+        answers = {p.key: validate_answer(p.method, self._journal[p.key]) for p in answered}
+        # Answers to some of the questions are kept even when others are still open, so a
+        # partial round is not asked again.
+        for p in answered:
+            self._consumed[p.key] = self._journal[p.key]
         missing = {p.key: p.as_request() for p in pending if p.key not in self._journal}
         if missing:
             raise InputNeeded(missing)
-        answers = tuple(validate_answer(p.method, self._journal[p.key]) for p in pending)
-        for p in pending:
-            self._consumed[p.key] = self._journal[p.key]
-        return answers
+        return tuple(answers[p.key] for p in pending)
 
     @property
     def consumed_answers(self) -> dict[str, Any]:

@@ -11,7 +11,6 @@ tool become `isError: true` results the model can read and correct.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
@@ -35,6 +34,8 @@ def _describe_validation_error(exc: ValidationError) -> str:
 
 def _call(fn: Any, is_async: bool, kwargs: dict[str, Any]) -> Any:
     if is_async:
+        import asyncio  # only tools that need an event loop pay for importing one
+
         return asyncio.run(fn(**kwargs))
     return fn(**kwargs)
 

@@ -30,7 +30,7 @@ from mcp_tasks_aws.tools.context import ToolContext
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+_NAME_PATTERN = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 
 
 class TaskPolicy(StrEnum):
@@ -442,5 +442,5 @@ class ToolSet:
 
 
 def _check_name(name: str) -> None:
-    if not _NAME_PATTERN.match(name):
+    if not _NAME_PATTERN.fullmatch(name):
         raise ValueError(f"invalid tool or prompt name {name!r}")
