@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from conftest import PROTOCOL_VERSION, envelope
+from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
 from mcp_tasks_aws.local.server import EmbeddedStack
 
 # Never let an environment proxy see loopback traffic.
@@ -165,3 +166,20 @@ def test_two_jwt_subjects_are_two_callers_end_to_end(stack: EmbeddedStack) -> No
     # And alice can use it
     _, _, as_alice = rpc(stack, "tools/call", retry, name=tool, token=jwt("alice"))
     assert "state-ok" in as_alice["result"]["content"][0]["text"]
+
+
+def test_undecodable_body_is_answered_as_a_json_rpc_error(stack: EmbeddedStack) -> None:
+    # Given an event whose base64 body cannot be decoded (the edge refuses it)
+    event = build_event(
+        method="POST", path="/mcp", headers={"Content-Type": "application/json"}, body=b"{}"
+    )
+    event["body"] = "%%% not base64 %%%"
+    event["isBase64Encoded"] = True
+    # When the API handler answers it
+    answer = stack.api.handler(event, LocalLambdaContext())
+    # Then, like every error on the wire, it is a JSON-RPC error object (errors.py invariant)
+    assert answer["statusCode"] == 400
+    assert (answer.get("headers") or {}).get("content-type") == "application/json"
+    message = json.loads(answer["body"])
+    assert message["jsonrpc"] == "2.0"
+    assert message["error"]["code"] == -32600

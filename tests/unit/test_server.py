@@ -101,19 +101,33 @@ def _text(result: dict[str, Any]) -> str:
 # -- server/discover ----------------------------------------------------------------------------
 
 
-def test_discover_advertises_what_the_toolset_has(
-    client: McpClient, custom_client: McpClient, make_client: Factory
-) -> None:
+def test_discover_advertises_what_the_toolset_has(client: McpClient, make_client: Factory) -> None:
     conformance = client.result("server/discover")
     assert conformance["resultType"] == "complete"
     assert conformance["supportedVersions"] == ["2026-07-28"]
-    assert conformance["capabilities"] == {"tools": {}, "prompts": {}, "resources": {}}
+    capabilities = conformance["capabilities"]
+    assert (capabilities["tools"], capabilities["prompts"], capabilities["resources"]) == (
+        {},
+        {},
+        {},
+    )
     info = conformance["_meta"]["io.modelcontextprotocol/serverInfo"]
     assert info == {"name": "mcp-tasks-aws-conformance", "version": "0.1.0"}
     # A tool set without prompts or resources does not advertise them; nor tasks without a backend.
     bare = make_client(_numbered_toolset(1)).result("server/discover")
-    assert bare["capabilities"] == {"tools": {}}
+    assert bare["capabilities"]["tools"] == {}
+    assert "prompts" not in bare["capabilities"]
+    assert "resources" not in bare["capabilities"]
     assert TASKS_EXTENSION not in json.dumps(bare)
+
+
+def test_discover_advertises_logging_since_tools_can_log(client: McpClient) -> None:
+    # Given a server whose tools send notifications/message when a request sets a log level
+    logged = client.call_tool("test_logging_tool", {}, log_level="info")
+    assert b"notifications/message" in logged.body
+    # Then discovery says so: ServerCapabilities.logging is "present if the server supports
+    # sending log messages to the client".
+    assert client.result("server/discover")["capabilities"].get("logging") == {}
 
 
 # -- tools/list ---------------------------------------------------------------------------------

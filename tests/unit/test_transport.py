@@ -10,6 +10,7 @@ import pytest
 from conftest import (
     ALLOWED_ORIGIN,
     CAPABILITIES_KEY,
+    LOG_LEVEL_KEY,
     PROTOCOL_VERSION,
     TASKS_EXTENSION,
     VERSION_KEY,
@@ -315,12 +316,6 @@ def test_whitespace_around_header_values_is_tolerated(
     assert response.json["result"]["resultType"] == "complete"
 
 
-def test_a_request_without_version_header_is_served(client: McpClient) -> None:
-    # Only a header that disagrees is an error; a client may rely on the body alone.
-    response = client.request("server/discover", headers={"mcp-protocol-version": None})
-    assert response.status == 200
-
-
 @pytest.mark.parametrize("requested", ["2099-01-01", "2025-11-25", "draft"])
 def test_unsupported_version_is_400_with_requested_and_supported(
     client: McpClient, requested: str
@@ -379,7 +374,7 @@ def test_logs_stream_as_sse_before_the_response(client: McpClient, level: str) -
     assert last["result"]["content"][0]["text"] == "Logged three messages."
 
 
-@pytest.mark.parametrize("level", [None, "warning", "error", "not-a-level"])
+@pytest.mark.parametrize("level", [None, "warning", "error", "emergency"])
 def test_no_log_notifications_without_a_low_enough_log_level(
     client: McpClient, level: str | None
 ) -> None:
@@ -387,6 +382,15 @@ def test_no_log_notifications_without_a_low_enough_log_level(
     assert response.status == 200
     assert response.headers["content-type"] == "application/json"
     assert response.json["result"]["content"][0]["text"] == "Logged three messages."
+
+
+@pytest.mark.parametrize("level", ["verbose", "INFO", "trace"])
+def test_an_unknown_log_level_is_invalid_params(client: McpClient, level: str) -> None:
+    # logLevel is a LoggingLevel (an enum of eight syslog names); InvalidParamsError covers
+    # "Logging: Invalid log level".
+    response = client.call_tool("test_logging_tool", {}, log_level=level)
+    error = assert_error(response, 400, -32602)
+    assert LOG_LEVEL_KEY in error["message"]
 
 
 def test_json_only_client_gets_the_response_without_notifications(client: McpClient) -> None:
