@@ -13,7 +13,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from mcp_tasks_aws.app import build_transport
-from mcp_tasks_aws.aws.wiring import task_service_from
+from mcp_tasks_aws.aws.wiring import task_parts_from
 from mcp_tasks_aws.config import Settings
 from mcp_tasks_aws.edge.apigw import request_from_event, response_to_api
 from mcp_tasks_aws.edge.observability import OptionalTracer
@@ -31,7 +31,8 @@ def _tag_request(method: str, request_id: Any) -> None:
 
 
 settings = Settings.from_env()
-transport = build_transport(settings, tasks=task_service_from(settings), on_request=_tag_request)
+tasks, change_feed = task_parts_from(settings)
+transport = build_transport(settings, tasks=tasks, feed=change_feed, on_request=_tag_request)
 
 
 @logger.inject_lambda_context(clear_state=True)
@@ -44,4 +45,4 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         response = transport.refuse(exc)
     metrics.add_metric(name=f"Status{response.status // 100}xx", unit=MetricUnit.Count, value=1)
     logger.info("answered", extra={"http_status": response.status})
-    return response_to_api(response)
+    return response_to_api(response, context)

@@ -15,6 +15,8 @@ The deployed functions and the embedded stack read the same variables:
 | `MCP_TASKS_RESULT_BUCKET` | S3 bucket for results over the item budget | unset |
 | `MCP_TASKS_DEFAULT_TTL_MS` | task retention from creation (`none`: unlimited) | 86400000 |
 | `MCP_TASKS_POLL_INTERVAL_MS` | suggested `tasks/get` interval | 1000 |
+| `MCP_TASKS_LISTEN_WINDOW_MS` | longest `subscriptions/listen` window (< API timeout) | 20000 |
+| `MCP_TASKS_LISTEN_POLL_MS` | how often a listen window reads the store | 500 |
 
 `demo` and `conformance` are short names for modules shipped with the package.
 """
@@ -46,6 +48,8 @@ class Settings:
     result_bucket: str = ""
     default_ttl_ms: int | None = 24 * 3600 * 1000
     poll_interval_ms: int = 1000
+    listen_window_ms: int = 20_000
+    listen_poll_ms: int = 500
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -63,6 +67,8 @@ class Settings:
             result_bucket=env.get("MCP_TASKS_RESULT_BUCKET", ""),
             default_ttl_ms=_optional_int(env.get("MCP_TASKS_DEFAULT_TTL_MS", "86400000")),
             poll_interval_ms=int(env.get("MCP_TASKS_POLL_INTERVAL_MS", 1000)),
+            listen_window_ms=int(env.get("MCP_TASKS_LISTEN_WINDOW_MS", 20_000)),
+            listen_poll_ms=int(env.get("MCP_TASKS_LISTEN_POLL_MS", 500)),
         )
 
 

@@ -22,6 +22,10 @@ class TaskStore(Protocol):
         """The record as last written, or None."""
         ...
 
+    def get_many(self, task_ids: list[str]) -> dict[str, TaskRecord]:
+        """The records that exist among `task_ids` (at most 100), read consistently in one call."""
+        ...
+
     def record_answers(
         self, task_id: str, owner: str, answers: dict[str, Any], now_ms: int
     ) -> TaskRecord:
@@ -75,6 +79,18 @@ class TaskStore(Protocol):
 
         Returns the record before, or None when the task was already terminal or is gone.
         """
+        ...
+
+
+class ChangeFeed(Protocol):
+    """Versions of what `notifications/*/list_changed` announce, shared by every function."""
+
+    def versions(self) -> dict[str, int]:
+        """Current version per list (`tools`, `prompts`); a list never changed is 0."""
+        ...
+
+    def bump(self, kind: str) -> None:
+        """Record that the `kind` list changed."""
         ...
 
 

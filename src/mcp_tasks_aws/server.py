@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -83,7 +83,17 @@ class TaskBackend(Protocol):
         ...
 
 
-Handler = Callable[[Call, Any], dict[str, Any]]
+Handler = Callable[[Call, Any], Any]
+"""A method: returns a result object, or an iterator of whole messages (a stream)."""
+
+
+class StreamOpener(Protocol):
+    """What serves `subscriptions/listen` (see `mcp_tasks_aws.listen`)."""
+
+    @property
+    def lists_supported(self) -> dict[str, bool]: ...
+
+    def open(self, call: Call, params: m.ListenParams) -> Iterator[dict[str, Any]]: ...
 
 
 class McpServer:
@@ -97,8 +107,12 @@ class McpServer:
         page_size: int = 50,
         list_ttl_ms: int = 60_000,
         tasks: TaskBackend | None = None,
+        listener: StreamOpener | None = None,
+        list_changed: Callable[[str], None] | None = None,
     ) -> None:
         self.toolset = toolset
+        self.listener = listener
+        self.list_changed = list_changed
         self.state_codec = state_codec
         self.page_size = page_size
         self.list_ttl_ms = list_ttl_ms
@@ -115,6 +129,8 @@ class McpServer:
         }
         if tasks is not None:
             self.methods.update(tasks.methods())
+        if listener is not None:
+            self.methods["subscriptions/listen"] = (m.ListenParams, listener.open)
 
     # -- dispatch -----------------------------------------------------------------------------
 
@@ -140,13 +156,19 @@ class McpServer:
 
     def serve(
         self, request: Request, meta: m.RequestMeta, principal: str
-    ) -> tuple[dict[str, Any], list[Any]]:
-        """Transport entry point: (result message, notifications); errors raise McpError."""
+    ) -> tuple[dict[str, Any] | Iterator[dict[str, Any]], list[Any]]:
+        """Transport entry point: (result message or stream, notifications).
+
+        Errors raise McpError. A stream (subscriptions/listen) yields whole messages, the
+        last one being the response.
+        """
         call = Call(request=request, principal=principal, meta=meta)
         result = self.handle(call)
-        return result_message(request.id, result), call.notifications
+        if isinstance(result, dict):
+            return result_message(request.id, result), call.notifications
+        return result, []
 
-    def handle(self, call: Call) -> dict[str, Any]:
+    def handle(self, call: Call) -> Any:
         """Run the method for `call`; return the result object (errors raise McpError)."""
         params_model, handler = self.lookup(call.request.method)
         try:
@@ -162,10 +184,14 @@ class McpServer:
         return {m.SERVER_INFO_KEY: {"name": self.toolset.name, "version": self.toolset.version}}
 
     def discover(self, call: Call, params: m.RequestParams) -> dict[str, Any]:
+        lists = self.listener.lists_supported if self.listener is not None else {}
         # Tools may log (ctx.log): sent when a request sets io.modelcontextprotocol/logLevel.
-        capabilities: dict[str, Any] = {"tools": {}, "logging": {}}
+        capabilities: dict[str, Any] = {
+            "tools": _list_capability(lists.get("tools")),
+            "logging": {},
+        }
         if self.toolset.prompts:
-            capabilities["prompts"] = {}
+            capabilities["prompts"] = _list_capability(lists.get("prompts"))
         if self.toolset.resources:
             capabilities["resources"] = {}
         if self.tasks is not None:
@@ -275,6 +301,7 @@ class McpServer:
             journal=journal,
             log=call.log,
             stop_at_task_boundary=stop_at_task_boundary,
+            list_changed=self.list_changed,
         )
 
     # -- tools/call ---------------------------------------------------------------------------
@@ -321,3 +348,7 @@ class McpServer:
         except InputNeeded as need:
             return self.input_required(call, spec.name, params.arguments, ctx, need)
         return {"resultType": "complete", **result}
+
+
+def _list_capability(list_changed: bool | None) -> dict[str, Any]:
+    return {"listChanged": True} if list_changed else {}

@@ -131,6 +131,34 @@ def _failed_condition(exc: Exception) -> dict[str, Any] | None:
     return client_error_item(exc)
 
 
+class DynamoChangeFeed:
+    """ChangeFeed on the task table: one item under a key no task id can take."""
+
+    KEY = "!lists"  # task ids are 32 hex characters; this can never be one
+
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+        self.client = client
+        self.table = table_name
+
+    def versions(self) -> dict[str, int]:
+        response = self.client.get_item(
+            TableName=self.table, Key={"taskId": _s(self.KEY)}, ConsistentRead=True
+        )
+        item = response.get("Item") or {}
+        return {kind: int(item[kind]["N"]) if kind in item else 0 for kind in ("tools", "prompts")}
+
+    def bump(self, kind: str) -> None:
+        if kind not in ("tools", "prompts"):
+            raise ValueError(f"unknown list {kind!r}")
+        self.client.update_item(
+            TableName=self.table,
+            Key={"taskId": _s(self.KEY)},
+            UpdateExpression="ADD #kind :one",
+            ExpressionAttributeNames={"#kind": kind},
+            ExpressionAttributeValues={":one": _n(1)},
+        )
+
+
 class DynamoTaskStore:
     """TaskStore on one DynamoDB table keyed by `taskId`."""
 
@@ -159,6 +187,26 @@ class DynamoTaskStore:
         )
         item = response.get("Item")
         return decode(item) if item else None
+
+    def get_many(self, task_ids: list[str]) -> dict[str, TaskRecord]:
+        if not task_ids:
+            return {}
+        request: dict[str, Any] = {
+            self.table: {
+                "Keys": [self._key(task_id) for task_id in dict.fromkeys(task_ids)],
+                "ConsistentRead": True,
+            }
+        }
+        records: dict[str, TaskRecord] = {}
+        for _ in range(5):  # unprocessed keys (throttling) are retried a few times
+            response = self.client.batch_get_item(RequestItems=request)
+            for item in response.get("Responses", {}).get(self.table, []):
+                record = decode(item)
+                records[record.task_id] = record
+            request = dict(response.get("UnprocessedKeys") or {})
+            if not request:
+                break
+        return records
 
     def _owned_or_missing(self, item: dict[str, Any] | None, owner: str) -> TaskRecord:
         if not item or item["owner"]["S"] != owner:

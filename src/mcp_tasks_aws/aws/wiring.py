@@ -13,7 +13,7 @@ import json
 import threading
 from typing import TYPE_CHECKING, Any, cast
 
-from mcp_tasks_aws.aws.dynamodb import DynamoTaskStore
+from mcp_tasks_aws.aws.dynamodb import DynamoChangeFeed, DynamoTaskStore
 from mcp_tasks_aws.aws.stepfunctions import StepFunctionsRunner
 from mcp_tasks_aws.config import Settings
 from mcp_tasks_aws.tasks.model import TaskRecord
@@ -102,6 +102,9 @@ class AwsParts:
         self.store = DynamoTaskStore(
             cast("DynamoDBClient", LazyClient(self.clients, "dynamodb")), settings.task_table
         )
+        self.change_feed = DynamoChangeFeed(
+            cast("DynamoDBClient", LazyClient(self.clients, "dynamodb")), settings.task_table
+        )
         self.runner = StepFunctionsRunner(
             cast("SFNClient", LazyClient(self.clients, "stepfunctions")),
             settings.state_machine_arn,
@@ -130,11 +133,18 @@ class AwsParts:
     def leg_runner(self, toolset: ToolSet) -> LegRunner:
         from mcp_tasks_aws.tasks.worker import LegRunner  # the worker's path, not the API's
 
-        return LegRunner(self.store, self.runner, toolset, results=self.results)
+        return LegRunner(
+            self.store,
+            self.runner,
+            toolset,
+            results=self.results,
+            list_changed=self.change_feed.bump,
+        )
 
 
-def task_service_from(settings: Settings) -> TaskService | None:
-    """The task backend, or None when no task table is configured (inline tools only)."""
+def task_parts_from(settings: Settings) -> tuple[TaskService | None, DynamoChangeFeed | None]:
+    """The task backend and change feed, or Nones when no task table is configured."""
     if not settings.task_table:
-        return None
-    return AwsParts(settings).task_service()
+        return None, None
+    parts = AwsParts(settings)
+    return parts.task_service(), parts.change_feed

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from typing import Any
+from typing import Any, Protocol
 
 from mcp_tasks_aws.protocol.errors import InvalidRequest
 from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse
@@ -61,11 +61,35 @@ def request_from_event(event: dict[str, Any]) -> HttpRequest:
     return HttpRequest(method=method, headers=headers, body=body, principal=principal_of(event))
 
 
-def response_to_api(response: HttpResponse) -> dict[str, Any]:
+class ResponseStream(Protocol):
+    """A sink an invoker may offer on the Lambda context to receive a response as it is made.
+
+    Python Lambda functions behind API Gateway cannot stream, so deployed there is none and
+    streamed responses are buffered; the embedded stack's invoker offers one.
+    """
+
+    def begin(self, status: int, headers: dict[str, str]) -> None: ...
+
+    def write(self, chunk: bytes) -> None: ...
+
+
+def response_to_api(response: HttpResponse, context: Any = None) -> dict[str, Any]:
     """The payload-v2 response API Gateway expects (text bodies, never base64 here)."""
+    sink: ResponseStream | None = getattr(context, "response_stream", None)
+    if response.stream is not None and sink is not None:
+        sink.begin(response.status, response.headers)
+        for chunk in response.stream:
+            sink.write(chunk)
+        return {
+            "statusCode": response.status,
+            "headers": response.headers,
+            "body": "",
+            "isBase64Encoded": False,
+            "streamed": True,
+        }
     return {
         "statusCode": response.status,
         "headers": response.headers,
-        "body": response.body.decode(),
+        "body": response.read_all().decode(),
         "isBase64Encoded": False,
     }

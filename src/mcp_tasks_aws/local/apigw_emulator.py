@@ -91,6 +91,8 @@ class LocalLambdaContext:
     invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:mcp-tasks-aws-api"
     log_group_name: str = "/aws/lambda/mcp-tasks-aws-api"
     log_stream_name: str = "local"
+    response_stream: Any = None
+    """A sink for streamed responses (see `edge.apigw.ResponseStream`); Lambda has none."""
 
     def get_remaining_time_in_millis(self) -> int:
         return 30_000

@@ -77,7 +77,32 @@ def load_handler_module(name: str, unique: str) -> ModuleType:
     return module
 
 
-def _make_request_handler(api: Any) -> type[BaseHTTPRequestHandler]:
+class _ChunkedSink:
+    """Writes a streamed response as HTTP/1.1 chunked transfer, flushing each event."""
+
+    def __init__(self, handler: BaseHTTPRequestHandler) -> None:
+        self.handler = handler
+        self.started = False
+
+    def begin(self, status: int, headers: dict[str, str]) -> None:
+        self.started = True
+        self.handler.send_response(status)
+        for name, value in headers.items():
+            self.handler.send_header(name, value)
+        self.handler.send_header("transfer-encoding", "chunked")
+        self.handler.end_headers()
+        self.handler.wfile.flush()
+
+    def write(self, chunk: bytes) -> None:
+        self.handler.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+        self.handler.wfile.flush()
+
+    def end(self) -> None:
+        self.handler.wfile.write(b"0\r\n\r\n")
+        self.handler.wfile.flush()
+
+
+def _make_request_handler(api_handler: Any) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "mcp-tasks-aws-local"
@@ -95,7 +120,15 @@ def _make_request_handler(api: Any) -> type[BaseHTTPRequestHandler]:
                 body=body,
                 source_ip=self.client_address[0],
             )
-            result = api.handler(event, LocalLambdaContext())
+            sink = _ChunkedSink(self)
+            try:
+                result = api_handler(event, LocalLambdaContext(response_stream=sink))
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True  # the client left mid-stream
+                return
+            if sink.started:
+                sink.end()
+                return
             payload = result.get("body") or ""
             data = payload.encode() if isinstance(payload, str) else payload
             self._write(int(result["statusCode"]), result.get("headers") or {}, data)
@@ -116,6 +149,35 @@ def _make_request_handler(api: Any) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients hang up on streams they are done with (listen windows): not an error.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
+def _without_metric_backlog(module: ModuleType) -> Any:
+    """The module's handler, clearing Powertools metrics after each call.
+
+    Metrics are disabled locally, and Powertools then keeps every value until a batch of 100
+    forces a print; clearing keeps the local output quiet and memory flat.
+    """
+    handler = module.handler
+    metrics = getattr(module, "metrics", None)
+
+    def call(event: dict[str, Any], context: Any) -> Any:
+        try:
+            return handler(event, context)
+        finally:
+            if metrics is not None:
+                metrics.clear_metrics()
+
+    return call
+
+
 class EmbeddedStack:
     """The whole stack on one machine; usable as a context manager.
 
@@ -127,8 +189,7 @@ class EmbeddedStack:
     def __init__(
         self, host: str = "127.0.0.1", port: int = 0, env: dict[str, str] | None = None
     ) -> None:
-        self._server = ThreadingHTTPServer((host, port), BaseHTTPRequestHandler)
-        self._server.daemon_threads = True
+        self._server = _QuietServer((host, port), BaseHTTPRequestHandler)
         address = self._server.server_address
         self.host, self.port = str(address[0]), int(address[1])
         settings = local_environment(self.host, self.port, env)
@@ -143,9 +204,13 @@ class EmbeddedStack:
         self.api = load_handler_module("api", unique)
         self.worker = load_handler_module("worker", unique)
         self.reconcile = load_handler_module("reconcile", unique)
-        self.aws.register("WorkerFunction", self.worker.handler)
-        self.aws.watch_executions(self.reconcile.handler)
-        self._server.RequestHandlerClass = _make_request_handler(self.api)
+        self.aws.register("WorkerFunction", _without_metric_backlog(self.worker))
+        self.aws.watch_executions(_without_metric_backlog(self.reconcile))
+        self._server.RequestHandlerClass = _make_request_handler(_without_metric_backlog(self.api))
+        # Serve as a warm environment would: the API's AWS clients are created on first use,
+        # and a listen window's first read must not wait for that (the ack is timed).
+        if getattr(self.api, "change_feed", None) is not None:
+            self.api.change_feed.versions()
         self._thread: threading.Thread | None = None
 
     @property

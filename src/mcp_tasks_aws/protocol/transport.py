@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -69,10 +69,18 @@ class HttpResponse:
     status: int
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b""
+    stream: Iterator[bytes] | None = None
+    """Set for streamed responses (subscriptions/listen): chunks to send in order."""
 
     @property
     def json(self) -> Any:
         return json.loads(self.body) if self.body else None
+
+    def read_all(self) -> bytes:
+        """The whole body, consuming the stream if there is one (buffered delivery)."""
+        if self.stream is not None:
+            self.body, self.stream = b"".join(self.stream), None
+        return self.body
 
 
 class RpcServer(Protocol):
@@ -88,8 +96,9 @@ class RpcServer(Protocol):
 
     def serve(
         self, request: Request, meta: Any, principal: str
-    ) -> tuple[dict[str, Any], list[Any]]:
-        """Answer a request: (result message, notifications to stream before it).
+    ) -> tuple[dict[str, Any] | Iterator[dict[str, Any]], list[Any]]:
+        """Answer a request: (result message, notifications to send before it), or
+        (an iterator of whole messages, []) for a streamed method.
 
         Errors are raised as McpError; the transport answers them.
         """
@@ -102,11 +111,29 @@ def _json_response(status: int, message: dict[str, Any] | None) -> HttpResponse:
     return HttpResponse(status, headers, body)
 
 
+def _sse_event(message: dict[str, Any]) -> str:
+    # One JSON document per `data:` line: readers parse SSE line by line.
+    return f"event: message\ndata: {json.dumps(message, separators=(',', ':'))}\n\n"
+
+
+_SSE_HEADERS = {"content-type": SSE, "cache-control": "no-cache"}
+
+
 def _sse_response(messages: list[dict[str, Any]]) -> HttpResponse:
-    events = "".join(
-        f"event: message\ndata: {json.dumps(m, separators=(',', ':'))}\n\n" for m in messages
-    )
-    return HttpResponse(200, {"content-type": SSE, "cache-control": "no-cache"}, events.encode())
+    events = "".join(_sse_event(m) for m in messages)
+    return HttpResponse(200, dict(_SSE_HEADERS), events.encode())
+
+
+def _sse_stream(rid: Any, messages: Iterator[dict[str, Any]]) -> Iterator[bytes]:
+    try:
+        for message in messages:
+            yield _sse_event(message).encode()
+    except Exception as exc:
+        # The headers are sent already: the error becomes the stream's last message.
+        if not isinstance(exc, McpError):
+            logger.exception("stream for request %s failed", rid)
+        error, _ = to_error_object(exc)
+        yield _sse_event(error_message(rid, error)).encode()
 
 
 def _error(status: int, exc: McpError, rid: Any = None) -> HttpResponse:
@@ -199,6 +226,12 @@ class HttpTransport:
             error, status = to_error_object(Exception())
             return _json_response(status, error_message(message.id, error))
 
+        if not isinstance(response, dict):  # a stream of messages (subscriptions/listen)
+            if not sse_ok:
+                return _error(
+                    406, InvalidRequest("Not Acceptable: this method streams text/event-stream")
+                )
+            return HttpResponse(200, dict(_SSE_HEADERS), stream=_sse_stream(message.id, response))
         if notifications and sse_ok:
             return _sse_response([*notifications, response])
         if not json_ok:

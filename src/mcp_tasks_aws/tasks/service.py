@@ -16,6 +16,7 @@ Unknown, foreign and expired tasks all answer -32602; foreign ones exactly like 
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +37,7 @@ _MAX_RESPONSE_KEYS = 64
 _MAX_RESPONSES_BYTES = 128 * 1024
 _MAX_ARGUMENTS_BYTES = 256 * 1024
 _REQUIRED_BY_METHOD = (("action",), ("role", "content"), ("roots",))
+_TASK_ID = re.compile(r"[0-9a-f]{32}")  # what new_task_id mints; anything else is unknown
 
 
 def _now_ms() -> int:
@@ -128,7 +130,12 @@ class TaskService:
         if not call.capabilities.tasks:
             raise MissingClientCapability({"extensions": {m.TASKS_EXTENSION: {}}})
 
+    def _check_id(self, task_id: str) -> None:
+        if not _TASK_ID.fullmatch(task_id):
+            raise _not_found(TaskNotFound())
+
     def _load(self, call: Call, task_id: str) -> TaskRecord:
+        self._check_id(task_id)
         record = self.store.get(task_id)
         if record is None or record.owner != call.principal:
             raise _not_found(TaskNotFound())
@@ -136,16 +143,30 @@ class TaskService:
             raise _not_found(TaskNotFound(expired=True))
         return record
 
-    def get(self, call: Call, params: m.TaskParams) -> dict[str, Any]:
-        self._require_opt_in(call)
-        record = self._load(call, params.task_id)
+    def detailed(self, record: TaskRecord) -> dict[str, Any]:
+        """The DetailedTask of a record, with an offloaded result read back."""
         result = None
         if record.visible_status == "completed" and self.resolve_result is not None:
             result = self.resolve_result(record)
-        return {"resultType": "complete", **record.to_wire(result)}
+        return record.to_wire(result)
+
+    def get(self, call: Call, params: m.TaskParams) -> dict[str, Any]:
+        self._require_opt_in(call)
+        return {"resultType": "complete", **self.detailed(self._load(call, params.task_id))}
+
+    def snapshot(self, owner: str, task_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The caller's live tasks among `task_ids`, as `tasks/get` shows them (one read)."""
+        wanted = [task_id for task_id in task_ids if _TASK_ID.fullmatch(task_id)]
+        now = self.clock()
+        return {
+            task_id: self.detailed(record)
+            for task_id, record in self.store.get_many(wanted).items()
+            if record.owner == owner and not record.is_expired(now)
+        }
 
     def update(self, call: Call, params: m.UpdateTaskParams) -> dict[str, Any]:
         self._require_opt_in(call)
+        self._check_id(params.task_id)
         responses = params.input_responses
         if len(responses) > _MAX_RESPONSE_KEYS:
             raise InvalidParams(f"At most {_MAX_RESPONSE_KEYS} input responses per update")
@@ -177,6 +198,7 @@ class TaskService:
 
     def cancel(self, call: Call, params: m.TaskParams) -> dict[str, Any]:
         self._require_opt_in(call)
+        self._check_id(params.task_id)
         now = self.clock()
         try:
             before = self.store.request_cancel(params.task_id, call.principal, now)

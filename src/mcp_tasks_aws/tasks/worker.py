@@ -84,7 +84,9 @@ class LegRunner:
         clock: Callable[[], int] = _now_ms,
         report_interval_ms: int = 1000,
         result_budget: int = ITEM_RESULT_BUDGET,
+        list_changed: Callable[[str], None] | None = None,
     ) -> None:
+        self.list_changed = list_changed
         self.store = store
         self.runner = runner
         self.toolset = toolset
@@ -121,6 +123,7 @@ class LegRunner:
             journal=record.journal,
             task_id=record.task_id,
             report=Reporter(self.store, record, self.clock, self.report_interval_ms),
+            list_changed=self.list_changed,
         )
         try:
             result = run_tool(spec, record.arguments, ctx)

@@ -140,8 +140,10 @@ class ToolContext:
         report: Callable[[str], None] | None = None,
         log: Callable[[str, Any], None] | None = None,
         stop_at_task_boundary: bool = False,
+        list_changed: Callable[[str], None] | None = None,
     ) -> None:
         self.capabilities = capabilities
+        self._list_changed = list_changed
         self.principal = principal
         self.task_id = task_id
         self._journal = dict(journal or {})
@@ -243,6 +245,18 @@ class ToolContext:
         """Set the task's `statusMessage` (shown to pollers). Inline calls ignore it."""
         if self._report is not None:
             self._report(message)
+
+    def notify_list_changed(self, *, tools: bool = False, prompts: bool = False) -> None:
+        """Tell listening clients that the tool and/or prompt list changed (for this server).
+
+        Clients subscribed with `subscriptions/listen` receive `notifications/tools/list_changed`
+        (or prompts); without a change feed configured (no task table) it does nothing.
+        """
+        if self._list_changed is None:
+            return
+        for kind, changed in (("tools", tools), ("prompts", prompts)):
+            if changed:
+                self._list_changed(kind)
 
     def log(self, level: str, data: Any) -> None:
         """Send a log message to the client, if it asked for logs on this request."""
