@@ -12,10 +12,16 @@ import sys
 from collections.abc import Callable
 from types import ModuleType
 
+import aws_calls
 import cold_start
+import lifecycle
+import transitions
 
 SECTIONS: dict[str, ModuleType] = {
     "cold-start": cold_start,
+    "aws-calls": aws_calls,
+    "transitions": transitions,
+    "lifecycle": lifecycle,
 }
 
 

@@ -1,0 +1,229 @@
+"""AWS calls per MCP operation, on the embedded stack over HTTP.
+
+The embedded stack (moto in this process, the conformance tools) serves each request with the
+real `handlers/api.py`. A botocore `before-call.*.*` hook on the API module's own DynamoDB and
+Step Functions clients records every API call it makes (one per call, whatever the retries);
+the worker and the reconciler have clients of their own, which are not counted. Requests are
+sent one at a time, so the calls recorded between sending a request and reading its answer are
+the calls that request cost.
+
+Targets: a task-creating tools/call <= 2, tasks/get 1, tasks/update <= 2 (the update that
+resumes the task and a partial one, which answers one of two outstanding requests),
+tasks/cancel <= 2 (a working task and one waiting for input). A MISS is reported, not failed;
+an HTTP error or a task that does not reach the expected state fails the section.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_client import McpHttpClient, McpHttpError, task_id_of
+
+SETTLE_TIMEOUT_S = 15.0
+
+
+class CallCounter:
+    """Records the operation name of every API call made through the hooked clients."""
+
+    def __init__(self, clients: list[Any]) -> None:
+        self._lock = threading.Lock()
+        self._calls: list[str] = []
+        for client in clients:
+            client.meta.events.register("before-call.*.*", self._record)
+
+    def _record(self, model: Any, **_: Any) -> None:
+        with self._lock:
+            self._calls.append(str(model.name))
+
+    def measure(self, action: Callable[[], Any]) -> tuple[Any, list[str]]:
+        """Run `action` (one HTTP request) and return its value and the calls it made."""
+        with self._lock:
+            start = len(self._calls)
+        value = action()
+        with self._lock:
+            return value, self._calls[start:]
+
+
+class Harness:
+    """An embedded stack with the conformance tools, and what the sections need from it."""
+
+    def __init__(self, stack: Any) -> None:
+        from mcp_tasks_aws.local.aws import LAMBDAS
+
+        self.stack = stack
+        self.client = McpHttpClient(stack.url)
+        try:
+            tasks = stack.api.transport.server.tasks
+            clients = [tasks.store.client, tasks.runner.client]
+        except AttributeError as exc:
+            raise McpHttpError(f"cannot find the API function's AWS clients: {exc}") from exc
+        self.counter = CallCounter(clients)
+        # Know when a worker leg is running, so the mock is never stopped under one.
+        self._in_flight = 0
+        self._lock = threading.Lock()
+        name = stack.aws.function_name("WorkerFunction")
+        inner = LAMBDAS.handlers[name]
+
+        def tracked(event: dict[str, Any], context: Any) -> Any:
+            with self._lock:
+                self._in_flight += 1
+            try:
+                return inner(event, context)
+            finally:
+                with self._lock:
+                    self._in_flight -= 1
+
+        LAMBDAS.handlers[name] = tracked
+        import boto3
+
+        self.sfn = boto3.client("stepfunctions", region_name="us-east-1")
+
+    def execution_arn(self, task_id: str) -> str:
+        base = self.stack.aws.state_machine_arn.replace(":stateMachine:", ":execution:", 1)
+        return f"{base}:{task_id}"
+
+    def wait_execution_ended(self, task_id: str, timeout: float = SETTLE_TIMEOUT_S) -> str:
+        deadline = time.monotonic() + timeout
+        arn = self.execution_arn(task_id)
+        while True:
+            status = str(self.sfn.describe_execution(executionArn=arn)["status"])
+            if status != "RUNNING":
+                return status
+            if time.monotonic() > deadline:
+                raise McpHttpError(f"execution of {task_id} still RUNNING after {timeout}s")
+            time.sleep(0.02)
+
+    def settle(self, timeout: float = SETTLE_TIMEOUT_S) -> bool:
+        """Wait until no worker leg runs and no execution is RUNNING."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                idle = self._in_flight == 0
+            if idle:
+                running = self.sfn.list_executions(
+                    stateMachineArn=self.stack.aws.state_machine_arn, statusFilter="RUNNING"
+                )["executions"]
+                if not running:
+                    return True
+            time.sleep(0.05)
+        return False
+
+
+@contextmanager
+def embedded_stack() -> Iterator[Harness]:
+    """Start the embedded stack on a free loopback port; leave os.environ as it was."""
+    import os
+
+    from mcp_tasks_aws.local.server import EmbeddedStack
+
+    saved = dict(os.environ)
+    try:
+        with EmbeddedStack(host="127.0.0.1", env={"MCP_TASKS_TOOLS": "conformance"}) as stack:
+            harness = Harness(stack)
+            try:
+                yield harness
+            finally:
+                if not harness.settle():
+                    print("warning: the stack was still busy when stopped")
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@dataclass
+class Row:
+    operation: str
+    calls: list[str]
+    target: int
+    exact: bool = False
+
+    @property
+    def verdict(self) -> str:
+        ok = len(self.calls) == self.target if self.exact else len(self.calls) <= self.target
+        return "PASS" if ok else "MISS"
+
+    @property
+    def target_text(self) -> str:
+        return f"= {self.target}" if self.exact else f"<= {self.target}"
+
+
+def _answer(keys: list[str]) -> dict[str, Any]:
+    return {key: {"action": "accept", "content": {"name": "Ada", "confirm": True}} for key in keys}
+
+
+def measure(h: Harness) -> list[Row]:
+    client, counter = h.client, h.counter
+    rows: list[Row] = []
+
+    # tools/call that creates a task, then tasks/get while working and once completed.
+    created, calls = counter.measure(
+        lambda: client.call_tool("slow_compute", {"seconds": 0, "label": "calls"})
+    )
+    rows.append(Row("tools/call (creates a task)", calls, 2))
+    task_id = task_id_of(created)
+    _, calls = counter.measure(lambda: client.get_task(task_id))
+    rows.append(Row("tasks/get (just created)", calls, 1, exact=True))
+    done = client.wait_for_task(task_id, {"completed"})
+    if "result" not in done:
+        raise McpHttpError(f"completed task without a result: {done}")
+    _, calls = counter.measure(lambda: client.get_task(task_id))
+    rows.append(Row("tasks/get (completed, result)", calls, 1, exact=True))
+
+    # tasks/update: multi_input asks two things at once; answer one, then the other.
+    task_id = task_id_of(client.call_tool("multi_input", {}))
+    waiting = client.wait_for_task(task_id, {"input_required"}, also="inputRequests")
+    keys = sorted(waiting["inputRequests"])
+    if len(keys) != 2:
+        raise McpHttpError(f"multi_input should ask two things: {waiting}")
+    _, calls = counter.measure(lambda: client.get_task(task_id))
+    rows.append(Row("tasks/get (input_required)", calls, 1, exact=True))
+    update = {"taskId": task_id}
+    _, calls = counter.measure(
+        lambda: client.request("tasks/update", {**update, "inputResponses": _answer(keys[:1])})
+    )
+    rows.append(Row("tasks/update (partial: 1 of 2)", calls, 2))
+    _, calls = counter.measure(
+        lambda: client.request("tasks/update", {**update, "inputResponses": _answer(keys[1:])})
+    )
+    rows.append(Row("tasks/update (resumes the task)", calls, 2))
+    client.wait_for_task(task_id, {"completed"})
+
+    # tasks/cancel of a working task (its worker is running the tool).
+    task_id = task_id_of(client.call_tool("slow_compute", {"seconds": 2, "label": "cancel-me"}))
+    client.wait_for_task(task_id, {"working"}, also="statusMessage")
+    _, calls = counter.measure(lambda: client.request("tasks/cancel", {"taskId": task_id}))
+    rows.append(Row("tasks/cancel (working)", calls, 2))
+    client.wait_for_task(task_id, {"cancelled"})
+
+    # tasks/cancel of a task waiting for input (no compute running).
+    task_id = task_id_of(client.call_tool("confirm_delete", {"filename": "notes.txt"}))
+    client.wait_for_task(task_id, {"input_required"}, also="inputRequests")
+    _, calls = counter.measure(lambda: client.request("tasks/cancel", {"taskId": task_id}))
+    rows.append(Row("tasks/cancel (input_required)", calls, 2))
+    client.wait_for_task(task_id, {"cancelled"})
+    return rows
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        with embedded_stack() as harness:
+            rows = measure(harness)
+    except McpHttpError as exc:
+        print(f"FAILED {exc}")
+        return 1
+    print("AWS API calls made by the API function while serving one request (embedded stack)")
+    width = max(len(row.operation) for row in rows) + 2
+    print(f"{'operation':<{width}}{'calls':>5}  {'target':<7} {'verdict':<8}names")
+    for row in rows:
+        names = ", ".join(row.calls) or "-"
+        print(
+            f"{row.operation:<{width}}{len(row.calls):>5}  {row.target_text:<7} "
+            f"{row.verdict:<8}{names}"
+        )
+    return 0

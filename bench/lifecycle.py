@@ -1,0 +1,217 @@
+"""Wall time of a whole task lifecycle over HTTP: ours, and FastMCP 4 beside it.
+
+One lifecycle: `tools/call` slow_compute (seconds 0) with the tasks extension opted in, which
+answers a CreateTaskResult, then `tasks/get` every 10 ms until the task is completed. Timed
+from sending the call to reading the completed task, N runs (after a few unmeasured warm-up
+runs), median and p90.
+
+Both servers run as child processes on a free 127.0.0.1 port and are driven by the same
+client code in this process (bench/mcp_client.py):
+- ours: the embedded stack (`python -m mcp_tasks_aws.local.server`, conformance tools): the
+  real handlers, DynamoDB and Step Functions on moto, the worker invoked in-process;
+- FastMCP 4 with fastmcp-tasks on its in-memory backend (bench/fastmcp_side.py), from a side
+  virtualenv this section installs into .tools/fastmcp-venv on first use.
+
+The comparison is informational: if the side install or its server fails, the section says
+"skipped: <reason>" and goes on. Our stack failing (an HTTP error, a task that does not
+complete) fails the section. There is no target; the ratio ours/FastMCP is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import fastmcp_side
+from common import PROJECT_ROOT, PYTHON, deployed_environment, median_ms, p90_ms
+from mcp_client import McpHttpClient, McpHttpError, task_id_of
+
+DEFAULT_RUNS = 30
+WARMUP_RUNS = 3
+POLL_INTERVAL_S = 0.01
+LIFECYCLE_DEADLINE_S = 30.0
+STARTUP_DEADLINE_S = 90.0
+STOP_TIMEOUT_S = 10.0
+
+
+class ServerFailed(RuntimeError):
+    pass
+
+
+@dataclass
+class Samples:
+    label: str
+    total: list[float] = field(default_factory=list)
+    create: list[float] = field(default_factory=list)
+    get: list[float] = field(default_factory=list)
+    polls: list[int] = field(default_factory=list)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextmanager
+def server_process(argv: list[str], env: dict[str, str] | None, url: str) -> Iterator[str]:
+    """Run a server child until it answers server/discover at `url`; always stop it."""
+    with tempfile.TemporaryFile(mode="w+") as log:
+        process = subprocess.Popen(
+            argv, cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+        )
+
+        def tail() -> str:
+            log.seek(0)
+            lines = [line for line in log.read().splitlines() if line.strip()]
+            return " | ".join(lines[-3:])
+
+        try:
+            client = McpHttpClient(url)
+            deadline = time.monotonic() + STARTUP_DEADLINE_S
+            while True:
+                if process.poll() is not None:
+                    raise ServerFailed(f"exited {process.returncode} at startup: {tail()}")
+                try:
+                    client.request("server/discover")
+                    break
+                except McpHttpError as exc:
+                    if time.monotonic() > deadline:
+                        raise ServerFailed(
+                            f"not ready after {STARTUP_DEADLINE_S:.0f}s: {exc}"
+                        ) from exc
+                time.sleep(0.1)
+            yield url
+            if process.poll() is not None:
+                raise ServerFailed(f"exited {process.returncode} while measured: {tail()}")
+        finally:
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=STOP_TIMEOUT_S)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait(timeout=STOP_TIMEOUT_S)
+
+
+def lifecycle(client: McpHttpClient, samples: Samples | None) -> None:
+    """One create + poll-until-completed; recorded into `samples` unless warming up."""
+    gets: list[float] = []
+    start = time.perf_counter()
+    created = client.call_tool("slow_compute", {"seconds": 0, "label": "lifecycle"})
+    create_done = time.perf_counter()
+    task_id = task_id_of(created)
+    deadline = time.monotonic() + LIFECYCLE_DEADLINE_S
+    while True:
+        time.sleep(POLL_INTERVAL_S)
+        before = time.perf_counter()
+        task = client.get_task(task_id)
+        gets.append(time.perf_counter() - before)
+        status = task.get("status")
+        if status == "completed":
+            break
+        if status in ("failed", "cancelled"):
+            raise McpHttpError(f"task {task_id} ended {status}: {task}")
+        if time.monotonic() > deadline:
+            raise McpHttpError(f"task {task_id} not completed after {LIFECYCLE_DEADLINE_S}s")
+    end = time.perf_counter()
+    content = (task.get("result") or {}).get("content") or [{}]
+    if "Computed lifecycle" not in str(content[0].get("text", "")):
+        raise McpHttpError(f"task {task_id} completed with an unexpected result: {task}")
+    if samples is not None:
+        samples.total.append(end - start)
+        samples.create.append(create_done - start)
+        samples.get.extend(gets)
+        samples.polls.append(len(gets))
+
+
+def measure(url: str, label: str, runs: int) -> Samples:
+    client = McpHttpClient(url)
+    samples = Samples(label)
+    for _ in range(WARMUP_RUNS):
+        lifecycle(client, None)
+    for _ in range(runs):
+        lifecycle(client, samples)
+    return samples
+
+
+def ours(runs: int) -> Samples:
+    port = free_port()
+    argv = [PYTHON, "-m", "mcp_tasks_aws.local.server", "--host", "127.0.0.1", "--port", str(port)]
+    env = deployed_environment(MCP_TASKS_TOOLS="conformance")
+    url = f"http://127.0.0.1:{port}/mcp"
+    with server_process(argv, env, url):
+        return measure(url, "mcp-tasks-aws (embedded, moto)", runs)
+
+
+def fastmcp(runs: int) -> Samples:
+    port = free_port()
+    argv = fastmcp_side.server_argv(port)  # installs the side venv on first use
+    url = f"http://127.0.0.1:{port}/mcp"
+    with server_process(argv, fastmcp_side.side_environment(), url):
+        return measure(url, fastmcp_side.label(), runs)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--lifecycle-runs",
+        type=int,
+        default=DEFAULT_RUNS,
+        help=f"measured task lifecycles per server (default {DEFAULT_RUNS})",
+    )
+    parser.add_argument(
+        "--no-fastmcp",
+        action="store_true",
+        help="lifecycle: skip the FastMCP comparison (and its side install)",
+    )
+
+
+def _row(s: Samples, width: int) -> str:
+    polls = sum(s.polls) / len(s.polls)
+    return (
+        f"{s.label:<{width}}{median_ms(s.total):>10.1f}{p90_ms(s.total):>9.1f}"
+        f"{median_ms(s.create):>14.1f}{median_ms(s.get):>13.1f}{polls:>7.1f}"
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    runs = max(1, args.lifecycle_runs)
+    try:
+        mine = ours(runs)
+    except (McpHttpError, ServerFailed) as exc:
+        print(f"FAILED mcp-tasks-aws: {exc}")
+        return 1
+    theirs: Samples | None = None
+    skipped = "--no-fastmcp" if args.no_fastmcp else ""
+    if not skipped:
+        try:
+            theirs = fastmcp(runs)
+        except (fastmcp_side.SideUnavailable, ServerFailed, McpHttpError, OSError) as exc:
+            skipped = f"{fastmcp_side.label()}: {exc}"
+
+    print(
+        f"task lifecycle over HTTP: tools/call slow_compute(seconds=0) as a task, then tasks/get "
+        f"every {POLL_INTERVAL_S * 1000:.0f} ms until completed; {runs} runs after "
+        f"{WARMUP_RUNS} warm-up"
+    )
+    measured = [mine] + ([theirs] if theirs else [])
+    width = max(len(s.label) for s in measured) + 2
+    print(
+        f"{'server':<{width}}{'median ms':>10}{'p90 ms':>9}{'tools/call ms':>14}"
+        f"{'tasks/get ms':>13}{'polls':>7}"
+    )
+    for s in measured:
+        print(_row(s, width))
+    print("(tools/call, tasks/get: median latency of one request; polls: mean per lifecycle)")
+    if theirs is None:
+        print(f"skipped: {skipped}")
+    else:
+        ratio = median_ms(mine.total) / median_ms(theirs.total)
+        print(f"ratio ours/FastMCP (median lifecycle): {ratio:.2f}  (no target: informational)")
+    return 0
