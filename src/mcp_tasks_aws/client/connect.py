@@ -1,0 +1,50 @@
+"""Opening an SDK `Client` on a Streamable HTTP URL with the Tasks extension and a bearer token.
+
+`Client("http://…")` covers the plain case; this module owns the one extra the CLI and most
+deployments need: an `Authorization: Bearer …` header on every request (API Gateway's JWT
+authorizer sits in front of the deployed server). The SDK's documented way to set headers is
+to give `streamable_http_client` a pre-configured HTTP client, which this does, keeping the
+SDK's timeouts (30 s to connect and write, 300 s to read).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from mcp_tasks_aws.client.extension import TasksExtension
+
+__all__ = ["TOKEN_ENV", "connect"]
+
+TOKEN_ENV = "MCP_TASKS_TOKEN"  # noqa: S105 - the variable's name, not a secret
+"""The environment variable the CLI reads a bearer token from."""
+
+
+@asynccontextmanager
+async def connect(
+    url: str,
+    *,
+    token: str | None = None,
+    extension: TasksExtension | None = None,
+    **client_options: Any,
+) -> AsyncIterator[Client]:
+    """An entered `Client` for `url` with `extension` (a default `TasksExtension` if None).
+
+    `client_options` go to `Client` (callbacks such as `elicitation_callback`, `mode`, …).
+    """
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with AsyncExitStack() as stack:
+        http = await stack.enter_async_context(
+            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
+        )
+        client = Client(
+            streamable_http_client(url, http_client=http),
+            extensions=[extension or TasksExtension()],
+            **client_options,
+        )
+        yield await stack.enter_async_context(client)

@@ -1,0 +1,341 @@
+"""`mcp-tasks` driven as a subprocess against the embedded stack, with scripted stdin.
+
+The CLI runs as `python -m mcp_tasks_aws.client.cli` (what the `mcp-tasks` console script
+calls). Each process costs about a second of imports, so the scenarios (each a short sequence of
+runs) start together in a thread pool when the module's first test asks for them; each test
+then checks one scenario. Every run has a timeout; task states are checked with the library.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from mcp_tasks_aws.client import Tasks, TaskSnapshot, connect
+from mcp_tasks_aws.client.cli import main
+
+CLI = [sys.executable, "-m", "mcp_tasks_aws.client.cli"]
+Run = subprocess.CompletedProcess[str]
+
+
+def env(**extra: str) -> dict[str, str]:
+    base = {k: v for k, v in os.environ.items() if k != "MCP_TASKS_TOKEN"}
+    return {**base, **extra}
+
+
+def run(*args: str, stdin: str = "", timeout: float = 30, **extra_env: str) -> Run:
+    return subprocess.run(
+        [*CLI, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env(**extra_env),
+        check=False,
+    )
+
+
+def task_state(
+    url: str, task_id: str, status: str | None = None, token: str | None = None
+) -> TaskSnapshot:
+    """The task now, or once it reaches `status` (within 10 s)."""
+
+    async def get() -> TaskSnapshot:
+        async with connect(url, token=token) as client:
+            tasks = Tasks(client)
+            with anyio.fail_after(10):
+                while (current := await tasks.get(task_id)).status != (status or current.status):
+                    await anyio.sleep(0.05)
+                return current
+
+    return anyio.run(get)
+
+
+def interrupt(url: str, answer: bytes, *arguments: str) -> tuple[int, str, str]:
+    """`call slow_compute`, Ctrl-C once it runs, answer the question: (code, stderr, task id)."""
+    process = subprocess.Popen(
+        [*CLI, "call", url, "slow_compute", *arguments],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env(),
+    )
+    assert process.stderr is not None
+    assert process.stdin is not None
+    try:
+        lines: list[bytes] = []
+        while not any(line.startswith(b"[working]") for line in lines):
+            line = process.stderr.readline()
+            assert line, b"".join(lines)
+            lines.append(line)
+        process.send_signal(signal.SIGINT)
+        process.stdin.write(answer)
+        process.stdin.flush()
+        _, rest = process.communicate(timeout=20)
+    finally:
+        process.kill()
+    task_id = lines[0].decode().split()[1]  # "task ID started (slow_compute)"
+    return process.returncode, b"".join(lines).decode() + rest.decode(), task_id
+
+
+def fake_jwt(subject: str) -> str:
+    def part(data: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+    return f"{part({'alg': 'none'})}.{part({'sub': subject})}.sig"
+
+
+# -- the scenarios ---------------------------------------------------------------------------------
+
+
+def tools(url: str) -> dict[str, Any]:
+    return {"text": run("tools", url), "json": run("tools", url, "--json")}
+
+
+def call_json(url: str) -> dict[str, Any]:
+    return {
+        "inline": run("--json", "call", url, "greet", "name=Bob"),
+        "task": run("call", "--json", url, "slow_compute", "seconds=1", "label=n"),
+    }
+
+
+def form(url: str) -> dict[str, Any]:
+    return {
+        "accept": run("call", url, "confirm_delete", "filename=x.txt", stdin="a\ny\n"),
+        "decline": run("call", url, "confirm_delete", "filename=y.txt", stdin="d\n"),
+        "before_task": run("call", url, "test_tool_with_task", stdin="a\nAda\n"),
+    }
+
+
+def json_input(url: str) -> dict[str, Any]:
+    in_task = run("call", "--json", url, "confirm_delete", "filename=z.txt", stdin="a\ny\n")
+    task_id = json.loads(in_task.stdout)["error"]["taskId"] if in_task.returncode == 5 else None
+    return {
+        "in_task": in_task,
+        "state": task_state(url, task_id) if task_id else None,
+        "before_task": run("call", "--json", url, "test_tool_with_task"),
+    }
+
+
+def lifecycle(url: str) -> dict[str, Any]:
+    detached = run("call", url, "slow_compute", "seconds=0.5", "label=d", "--detach")
+    task_id = detached.stdout.strip()
+    runs: dict[str, Any] = {"task_id": task_id, "detach": detached, "get": run("get", url, task_id)}
+    runs["wait"] = run("wait", url, task_id)
+    runs["get_json"] = run("get", "--json", url, task_id)
+    long_id = run("call", url, "slow_compute", "seconds=60", "label=l", "--detach").stdout.strip()
+    runs["cancel"] = run("cancel", url, long_id)
+    runs["cancelled"] = task_state(url, long_id, "cancelled")
+    runs["wait_cancelled"] = run("wait", "--json", url, long_id)
+    return runs
+
+
+def failures(url: str) -> dict[str, Any]:
+    return {
+        "protocol": run("call", "--json", url, "protocol_error_job"),
+        "tool": run("call", url, "failing_job"),
+    }
+
+
+def ctrl_c_cancel(url: str) -> dict[str, Any]:
+    code, stderr, task_id = interrupt(url, b"y\n", "seconds=60", "label=c")
+    return {
+        "code": code,
+        "stderr": stderr,
+        "task_id": task_id,
+        "state": task_state(url, task_id, "cancelled"),
+    }
+
+
+def ctrl_c_leave(url: str) -> dict[str, Any]:
+    code, stderr, task_id = interrupt(url, b"\n", "seconds=4", "label=r")
+    return {
+        "code": code,
+        "stderr": stderr,
+        "task_id": task_id,
+        "resumed": run("wait", url, task_id),
+    }
+
+
+def token(url: str) -> dict[str, Any]:
+    secret = fake_jwt("carol")
+    detached = run(
+        "call", url, "slow_compute", "seconds=1", "label=t", "--detach", MCP_TASKS_TOKEN=secret
+    )
+    task_id = detached.stdout.strip()
+    return {
+        "detach": detached,
+        "anonymous": run("get", url, task_id),
+        "option": run("wait", url, task_id, "--token", secret),
+    }
+
+
+SCENARIOS: dict[str, Callable[[str], dict[str, Any]]] = {
+    # the longest first, so the pool finishes early
+    "lifecycle": lifecycle,
+    "ctrl_c_leave": ctrl_c_leave,
+    "token": token,
+    "form": form,
+    "json_input": json_input,
+    "ctrl_c_cancel": ctrl_c_cancel,
+    "call_json": call_json,
+    "failures": failures,
+    "tools": tools,
+}
+
+
+@pytest.fixture(scope="module")
+def scenarios(stack_url: str) -> Iterator[dict[str, Future[dict[str, Any]]]]:
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        yield {name: pool.submit(scenario, stack_url) for name, scenario in SCENARIOS.items()}
+
+
+@pytest.fixture
+def outcome(
+    request: pytest.FixtureRequest, scenarios: dict[str, Future[dict[str, Any]]]
+) -> dict[str, Any]:
+    """The outcome of the scenario named like the test (`test_<scenario>`)."""
+    name = request.node.name.removeprefix("test_")
+    return scenarios[name].result(timeout=120)
+
+
+# -- the checks ------------------------------------------------------------------------------------
+
+
+def test_tools(outcome: dict[str, Any]) -> None:
+    text, as_json = outcome["text"], outcome["json"]
+    assert text.returncode == 0, text.stderr
+    assert "slow_compute(seconds: number, label: string)" in text.stdout
+    assert "Sleeps for a while, then reports" in text.stdout
+    names = {tool["name"] for tool in json.loads(as_json.stdout)["tools"]}
+    assert {"greet", "confirm_delete", "slow_compute"} <= names
+
+
+def test_call_json(outcome: dict[str, Any]) -> None:
+    inline, task = outcome["inline"], outcome["task"]
+    assert inline.returncode == 0, inline.stderr
+    document = json.loads(inline.stdout)
+    assert document["taskId"] is None
+    assert document["result"]["content"][0]["text"] == "Hello, Bob!"
+    assert task.returncode == 0, task.stderr
+    document = json.loads(task.stdout)
+    assert document["taskId"]
+    assert document["result"]["content"][0]["text"] == "Computed n after 1.0s."
+    assert task.stderr == ""  # no status line, no prompt
+
+
+def test_bad_arguments(stack_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # In-process: the arguments are refused before anything but the tool listing is sent.
+    code = main(["call", stack_url, "slow_compute", "seconds=soon", "label=x"])
+    assert code == 2
+    assert "seconds: 'soon' is not a number" in capsys.readouterr().err
+
+
+def test_roots_option_answers_roots_requests(
+    stack_url: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code = main(
+        ["call", stack_url, "test_input_required_result_list_roots", "--root", str(tmp_path)]
+    )
+    assert code == 0
+    assert capsys.readouterr().out == f"Roots: {tmp_path.as_uri()}\n"
+
+
+def test_form(outcome: dict[str, Any]) -> None:
+    accept = outcome["accept"]
+    assert accept.returncode == 0, accept.stderr
+    assert accept.stdout == "Deleted x.txt.\n"
+    assert "The server asks: Delete x.txt?" in accept.stderr
+    assert "confirm [y/n]" in accept.stderr
+    assert outcome["decline"].stdout == "Kept y.txt.\n"
+    before_task = outcome["before_task"]  # asked through MRTR, before the task exists
+    assert before_task.returncode == 0, before_task.stderr
+    assert before_task.stdout == "Hello from the task, Ada!\n"
+
+
+def test_json_input(outcome: dict[str, Any], stack_url: str) -> None:
+    in_task = outcome["in_task"]
+    assert in_task.returncode == 5, in_task.stdout + in_task.stderr
+    error = json.loads(in_task.stdout)["error"]
+    assert error["kind"] == "input_required"
+    assert "--json never prompts" in error["message"]
+    assert "Delete z.txt?" in error["message"]
+    assert error["resume"] == f"mcp-tasks wait {stack_url} {error['taskId']}"
+    assert outcome["state"].status == "input_required"  # left for a person to answer
+    before_task = outcome["before_task"]
+    assert before_task.returncode == 5
+    assert json.loads(before_task.stdout)["error"]["kind"] == "input_required"
+
+
+def test_lifecycle(outcome: dict[str, Any]) -> None:
+    task_id = outcome["task_id"]
+    assert outcome["detach"].returncode == 0, outcome["detach"].stderr
+    assert f"task {task_id}\nstatus: " in outcome["get"].stdout
+    wait = outcome["wait"]
+    assert wait.returncode == 0, wait.stderr
+    assert wait.stdout == "Computed d after 0.5s.\n"  # "0.5" went out as a number
+    assert "[completed]" in wait.stderr  # the status line: a line per change off a terminal
+    got = json.loads(outcome["get_json"].stdout)
+    assert got["status"] == "completed"
+    assert got["result"]["content"][0]["text"] == "Computed d after 0.5s."
+    assert outcome["cancel"].returncode == 0, outcome["cancel"].stderr
+    assert "cancellation requested" in outcome["cancel"].stdout
+    assert outcome["cancelled"].status == "cancelled"
+    assert outcome["wait_cancelled"].returncode == 4
+    assert json.loads(outcome["wait_cancelled"].stdout)["error"]["kind"] == "cancelled"
+
+
+def test_failures(outcome: dict[str, Any]) -> None:
+    protocol = outcome["protocol"]
+    assert protocol.returncode == 3
+    error = json.loads(protocol.stdout)["error"]
+    assert (error["kind"], error["code"]) == ("failed", -32603)
+    assert error["message"] == "The upstream service answered with a protocol error."
+    tool = outcome["tool"]
+    assert tool.returncode == 1
+    assert tool.stdout == "The job failed: the input data is inconsistent.\n"
+
+
+def test_ctrl_c_cancel(outcome: dict[str, Any]) -> None:
+    task_id = outcome["task_id"]
+    assert outcome["code"] == 130
+    assert f"Cancel task {task_id} on the server?" in outcome["stderr"]
+    assert f"cancellation of task {task_id} requested" in outcome["stderr"]
+    assert outcome["state"].status == "cancelled"
+
+
+def test_ctrl_c_leave(outcome: dict[str, Any], stack_url: str) -> None:
+    assert outcome["code"] == 130
+    assert f"resume with: mcp-tasks wait {stack_url} {outcome['task_id']}" in outcome["stderr"]
+    resumed = outcome["resumed"]
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout == "Computed r after 4.0s.\n"
+
+
+def test_token(outcome: dict[str, Any]) -> None:
+    assert outcome["detach"].returncode == 0, outcome["detach"].stderr
+    anonymous = outcome["anonymous"]  # another caller: its task reads as unknown
+    assert anonymous.returncode == 6
+    assert "task not found" in anonymous.stderr.lower()
+    option = outcome["option"]
+    assert option.returncode == 0, option.stderr
+    assert option.stdout == "Computed t after 1.0s.\n"
+
+
+@pytest.mark.parametrize("argv", [[], ["call"], ["frobnicate", "x"], ["get", "http://x/mcp"]])
+def test_usage_errors(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(argv)
+    assert caught.value.code == 2
+    assert "usage: mcp-tasks" in capsys.readouterr().err
