@@ -37,5 +37,9 @@ conformance: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/run.py
 
+## Build the Lambda artifacts into .aws-sam/build (SAM CLI in .tools/sam-venv, no Docker).
+build: $(STAMP)
+	$(PY) scripts/sam_build.py
+
 clean:
 	rm -rf $(VENV) .tools .pytest_cache .mypy_cache .ruff_cache .aws-sam

@@ -1,0 +1,351 @@
+"""`sam build` without Docker: the deployable artifacts in `.aws-sam/build`, checked.
+
+0. `sam validate --lint --region us-east-1` on template.yaml (cfn-lint; offline, no
+   credentials).
+1. SAM CLI lives in its own tool environment, `.tools/sam-venv` (git-ignored): it pins its own
+   boto3 and pydantic, which must not meet the project's.
+2. The function source is staged in `.aws-sam/stage` rather than built from the project root:
+   `CodeUri: .` would copy `.tools` (node_modules, the SAM venv itself), tests and caches into
+   every function. The stage holds `handlers/`, `mcp_tasks_aws/` (less the embedded stack,
+   `mcp_tasks_aws.local`) and a `requirements.txt` generated from pyproject's
+   `[project].dependencies` less boto3/botocore (the Lambda runtime provides them). The stage
+   template is `template.yaml` with `CodeUri` pointed at the staged code (and `DefinitionUri`
+   re-based so it still names infra/).
+3. `sam build` (python3.12, arm64 wheels; pure-Python and manylinux wheels need no container),
+   then the AWS SDK tree is pruned if a dependency pulled it in (RUNTIME_SDK_TREE; --keep-sdk
+   keeps it), and checks: every function has `handlers/` and `mcp_tasks_aws/`, and none has
+   moto, the MCP SDK (`mcp`), pytest, boto3 or botocore.
+4. Import smoke test: a fresh Python 3.12 imports the three handlers from the build output,
+   with the environment Lambda gives them. Binary wheels in the build are for arm64, so the
+   same versions for this machine are laid over them (in `.aws-sam/smoke`), with boto3 as
+   the runtime's stand-in.
+
+Usage: `python scripts/sam_build.py [--skip-smoke] [--skip-validate] [--keep-sdk]`.
+`sam deploy --guided` afterwards picks up `.aws-sam/build/template.yaml` from the project root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SAM_VENV = ROOT / ".tools" / "sam-venv"
+SAM_CLI = "aws-sam-cli==1.170.0"
+STAGE = ROOT / ".aws-sam" / "stage"
+BUILD = ROOT / ".aws-sam" / "build"
+SMOKE = ROOT / ".aws-sam" / "smoke"
+RUNTIME_PROVIDED = {"boto3", "botocore"}
+# The AWS SDK and its dependencies, all in the Lambda Python runtime: when a dependency pulls
+# them in anyway (aws-xray-sdk requires botocore), they are pruned from the build, so the
+# package stays small and the runtime's SDK is the one used, as with boto3 itself.
+RUNTIME_SDK_TREE = {"boto3", "botocore", "s3transfer", "urllib3", "python-dateutil", "six"}
+# Top-level names that must never be in a function package (boto3/botocore: the runtime's).
+FORBIDDEN = ("moto", "mcp", "pytest", "_pytest", "boto3", "botocore")
+REQUIRED = ("handlers", "mcp_tasks_aws")
+HANDLERS = ("handlers.api", "handlers.worker", "handlers.reconcile")
+
+timings: dict[str, float] = {}
+
+
+def timed(phase: str, started: float) -> None:
+    timings[phase] = time.monotonic() - started
+    log(f"{phase}: {timings[phase]:.1f} s")
+
+
+def log(message: str) -> None:
+    print(f"[sam_build] {message}", flush=True)
+
+
+def run(cmd: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> None:
+    log("$ " + " ".join(str(c) for c in cmd))
+    subprocess.run(cmd, check=True, env=env, cwd=cwd)
+
+
+def python312() -> Path:
+    """Python 3.12 (the template's Runtime): $SAM_PYTHON, pyenv's 3.12, or python3.12 on PATH."""
+    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    candidates = [os.environ.get("SAM_PYTHON", "")]
+    candidates += sorted(glob.glob(str(pyenv_root / "versions" / "3.12*" / "bin" / "python3.12")))
+    candidates.append(shutil.which("python3.12") or "")
+    for candidate in filter(None, candidates):
+        # A pyenv shim may exist and still not run 3.12: ask the interpreter itself.
+        probe = subprocess.run(
+            [candidate, "-c", "import sys; print(sys.version_info[:2] == (3, 12))"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if probe.stdout.strip() == "True":
+            return Path(candidate)
+    raise SystemExit("Python 3.12 not found (SAM_PYTHON, pyenv, PATH): sam build needs it")
+
+
+def tool_env(py312: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    # sam's python_pip workflow looks for `python3.12` on PATH; the SAM venv comes first.
+    env["PATH"] = os.pathsep.join([str(SAM_VENV / "bin"), str(py312.parent), env["PATH"]])
+    env["SAM_CLI_TELEMETRY"] = "0"
+    env.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    env.pop("VIRTUAL_ENV", None)
+    return env
+
+
+def ensure_sam(py312: Path) -> Path:
+    sam = SAM_VENV / "bin" / "sam"
+    stamp = SAM_VENV / ".installed"
+    if sam.exists() and stamp.exists() and stamp.read_text().strip() == SAM_CLI:
+        return sam
+    started = time.monotonic()
+    shutil.rmtree(SAM_VENV, ignore_errors=True)
+    run([str(py312), "-m", "venv", str(SAM_VENV)])
+    pip = [str(SAM_VENV / "bin" / "python"), "-m", "pip", "install", "--quiet"]
+    run([*pip, "--upgrade", "pip"])
+    run([*pip, SAM_CLI])
+    stamp.write_text(SAM_CLI + "\n")
+    timed("install SAM CLI", started)
+    return sam
+
+
+def runtime_requirements() -> list[str]:
+    """pyproject's runtime dependencies, less what the Lambda runtime provides."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    keep = []
+    for requirement in project["dependencies"]:
+        name = requirement.split(";")[0].split("[")[0]
+        for separator in "<>=!~ ":
+            name = name.split(separator)[0]
+        if name.strip().lower() not in RUNTIME_PROVIDED:
+            keep.append(requirement)
+    return keep
+
+
+def stage() -> Path:
+    sys.path.insert(0, str(ROOT / "src"))
+    from mcp_tasks_aws.local.template import load_template
+
+    shutil.rmtree(STAGE, ignore_errors=True)
+    code = STAGE / "function"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(ROOT / "handlers", code / "handlers", ignore=ignore)
+    shutil.copytree(
+        ROOT / "src" / "mcp_tasks_aws",
+        code / "mcp_tasks_aws",
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "local"),
+    )
+    header = "# Generated by scripts/sam_build.py from pyproject.toml (boto3: Lambda runtime)."
+    (code / "requirements.txt").write_text("\n".join([header, *runtime_requirements()]) + "\n")
+
+    template = load_template(ROOT / "template.yaml")
+    function_globals = template["Globals"]["Function"]
+    if function_globals.get("CodeUri") != ".":
+        raise SystemExit(f"expected Globals.Function.CodeUri '.', got {function_globals!r}")
+    for logical, spec in template["Resources"].items():
+        if spec["Type"] == "AWS::Serverless::Function" and "CodeUri" in spec["Properties"]:
+            raise SystemExit(f"{logical} sets its own CodeUri: stage it too")
+    function_globals["CodeUri"] = "function"
+    # Other local paths (state machine definitions) keep pointing at the project's files.
+    for spec in template["Resources"].values():
+        uri = spec.get("Properties", {}).get("DefinitionUri")
+        if spec["Type"] == "AWS::Serverless::StateMachine" and isinstance(uri, str):
+            spec["Properties"]["DefinitionUri"] = os.path.relpath(ROOT / uri, STAGE)
+    staged = STAGE / "template.json"
+    staged.write_text(json.dumps(template, indent=1))
+    return staged
+
+
+def functions_in(template: Path) -> list[str]:
+    data = json.loads(template.read_text())
+    return [k for k, v in data["Resources"].items() if v["Type"] == "AWS::Serverless::Function"]
+
+
+def normalized(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+def prune_runtime_sdk(functions: list[str]) -> None:
+    """Delete RUNTIME_SDK_TREE distributions (their RECORD files) from each function."""
+    for logical in functions:
+        package = BUILD / logical
+        pruned = []
+        for record in package.glob("*.dist-info/RECORD"):
+            name = record.parent.name.removesuffix(".dist-info").rsplit("-", 1)[0]
+            if normalized(name) not in RUNTIME_SDK_TREE:
+                continue
+            for line in record.read_text().splitlines():
+                path = package / line.split(",")[0]
+                if path.is_file() and package in path.resolve().parents:
+                    path.unlink()
+            shutil.rmtree(record.parent)
+            pruned.append(name)
+        for directory in sorted(package.rglob("*"), reverse=True):
+            if directory.is_dir() and not any(directory.iterdir()):
+                directory.rmdir()
+        if pruned:
+            log(f"{logical}: pruned {', '.join(sorted(pruned))} (the Lambda runtime has them)")
+
+
+def check_build(functions: list[str]) -> None:
+    for logical in functions:
+        package = BUILD / logical
+        present = {p.name for p in package.iterdir()}
+        missing = [name for name in REQUIRED if name not in present]
+        forbidden = sorted(
+            p.name
+            for p in package.iterdir()
+            if p.name in FORBIDDEN or normalized(p.name.split("-")[0]) in {"moto", "mcp", "pytest"}
+        )
+        if missing or forbidden:
+            raise SystemExit(f"{logical}: missing {missing}, forbidden {forbidden}")
+        size = sum(f.stat().st_size for f in package.rglob("*") if f.is_file())
+        dists = sorted(p.name.removesuffix(".dist-info") for p in package.glob("*.dist-info"))
+        log(f"{logical}: {size / 1e6:.1f} MB unzipped; {', '.join(dists)}")
+        if (package / "mcp_tasks_aws" / "local").exists():
+            raise SystemExit(f"{logical}: the embedded stack (mcp_tasks_aws.local) was packaged")
+
+
+def binary_distributions(package: Path) -> list[str]:
+    """`name==version` of every wheel in `package` that is not pure Python."""
+    pins = []
+    for wheel in package.glob("*.dist-info/WHEEL"):
+        if "Root-Is-Purelib: true" in wheel.read_text():
+            continue
+        metadata = (wheel.parent / "METADATA").read_text().splitlines()
+        fields = dict(line.split(": ", 1) for line in metadata if ": " in line)
+        pins.append(f"{fields['Name']}=={fields['Version']}")
+    return sorted(pins)
+
+
+SMOKE_CHILD = """
+import importlib, importlib.util, json, sys
+overlay, package, handlers, forbidden = sys.argv[1:5]
+sys.path[:0] = [overlay, package]
+for name in json.loads(forbidden):
+    spec = importlib.util.find_spec(name)
+    if spec is not None and (spec.origin or "").startswith(package):
+        raise SystemExit(f"{name} is in the package")
+for name in json.loads(handlers):
+    module = importlib.import_module(name)
+    assert callable(module.handler), name
+    print("imported", name, "from", module.__file__)
+"""
+
+
+def smoke(py312: Path, functions: list[str]) -> None:
+    started = time.monotonic()
+    package = BUILD / functions[0]
+    pins = [*binary_distributions(package), "boto3"]
+    stamp = SMOKE / ".pins"
+    if not (stamp.exists() and stamp.read_text() == "\n".join(pins)):
+        shutil.rmtree(SMOKE, ignore_errors=True)
+        run(
+            [
+                *(str(py312), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"),
+                *("--target", str(SMOKE), "--only-binary", ":all:", *pins),
+            ]
+        )
+        stamp.write_text("\n".join(pins))
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(SMOKE),
+        "AWS_REGION": "us-east-1",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        # What Lambda sets: Powertools turns tracing on inside Lambda.
+        "AWS_LAMBDA_FUNCTION_NAME": "smoke",
+        "AWS_EXECUTION_ENV": "AWS_Lambda_python3.12",
+        "LAMBDA_TASK_ROOT": str(package),
+        "MCP_TASKS_TOOLS": "demo",
+        "MCP_TASKS_TABLE": "smoke-table",
+        "MCP_TASKS_STATE_MACHINE_ARN": "arn:aws:states:us-east-1:123456789012:stateMachine:s-tasks",
+        "MCP_TASKS_RESULT_BUCKET": "smoke-bucket",
+        "MCP_TASKS_DEFAULT_TTL_MS": "86400000",
+        "MCP_TASKS_STATE_SECRET": "s" * 64,
+        "POWERTOOLS_SERVICE_NAME": "mcp-tasks-aws",
+        "POWERTOOLS_METRICS_NAMESPACE": "McpTasksAws",
+        "PYDANTIC_DISABLE_PLUGINS": "__all__",
+    }
+    for logical in functions:
+        child = subprocess.run(
+            [
+                *(str(py312), "-I", "-c", SMOKE_CHILD, str(SMOKE), str(BUILD / logical)),
+                *(json.dumps(HANDLERS), json.dumps(FORBIDDEN)),
+            ],
+            env=env,
+            cwd=Path("/"),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        print(child.stdout, end="")
+        if child.returncode != 0:
+            print(child.stderr, end="", file=sys.stderr)
+            hint = ""
+            if "No module named 'aws_xray_sdk'" in child.stderr:
+                hint = (
+                    " (Tracing=Active imports the X-Ray SDK: the runtime dependencies need "
+                    "aws-lambda-powertools[tracer])"
+                )
+            raise SystemExit(f"{logical}: the handlers do not import from the build{hint}")
+    timed("import smoke test", started)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--skip-smoke", action="store_true", help="skip the import smoke test")
+    parser.add_argument("--skip-validate", action="store_true", help="skip sam validate --lint")
+    parser.add_argument(
+        "--keep-sdk", action="store_true", help="keep botocore & co. if a dependency pulls them in"
+    )
+    args = parser.parse_args()
+    total = time.monotonic()
+
+    py312 = python312()
+    env = tool_env(py312)
+    sam = ensure_sam(py312)
+    run([str(sam), "--version"], env=env)
+
+    if not args.skip_validate:
+        started = time.monotonic()
+        validate = [str(sam), "validate", "--lint", "--region", "us-east-1"]
+        run([*validate, "--template-file", str(ROOT / "template.yaml")], env=env)
+        timed("sam validate --lint", started)
+
+    started = time.monotonic()
+    template = stage()
+    functions = functions_in(template)
+    shutil.rmtree(BUILD, ignore_errors=True)
+    run(
+        [
+            str(sam),
+            "build",
+            "--template-file",
+            str(template),
+            "--build-dir",
+            str(BUILD),
+            "--parallel",
+        ],
+        env=env,
+    )
+    timed("sam build", started)
+    if not args.keep_sdk:
+        prune_runtime_sdk(functions)
+    check_build(functions)
+
+    if not args.skip_smoke:
+        smoke(py312, functions)
+    timed("total", total)
+    log(f"built {', '.join(functions)} into {BUILD.relative_to(ROOT)}; next: sam deploy --guided")
+
+
+if __name__ == "__main__":
+    main()

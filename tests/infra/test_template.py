@@ -1,0 +1,1012 @@
+"""template.yaml deploys, checked offline (no network, no credentials).
+
+- The SAM transform (aws-sam-translator) succeeds for every parameter set (each AuthMode and
+  the other condition branches), creates the expected resources, and every reference still
+  resolves once CloudFormation applies the conditions; the template Rules refuse a JWT stack
+  without issuer or audience; cfn-lint is clean.
+- The resources carry the settings the design depends on: table TTL/PITR/SSE, a private
+  encrypted bucket whose results outlive any task, state machine logging and tracing, the
+  lost-execution rule for this machine, the outputs a client needs.
+- The ASL files in infra/ parse with moto's parser after substitution, use JSONPath only (no
+  JSONata, no variables) and match DefinitionSubstitutions both ways.
+- Least privilege, read from the TRANSFORMED template: no wildcard action; a "*" resource only
+  for the Sids in STAR_RESOURCE, managed policies only from MANAGED_POLICIES (each with its
+  reason); each function allowed exactly the calls its code makes (EXPECTED_ACTIONS, also
+  derived from the source).
+
+The transform is given the template as `sam package` leaves it (code and definitions in S3)
+and a stub managed-policy loader (the template names no managed policy).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import inspect
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from mcp_tasks_aws.aws.s3 import S3ResultStore
+from mcp_tasks_aws.local.template import Resolver, load_template
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = ROOT / "template.yaml"
+PACKAGE = ROOT / "src" / "mcp_tasks_aws"
+REGION = "us-east-1"
+
+# Parameter sets every stack shape is checked with: each AuthMode, and the other branches.
+PARAMETER_SETS: dict[str, dict[str, Any]] = {
+    "none": {"AuthMode": "NONE"},
+    "jwt": {
+        "AuthMode": "JWT",
+        "JwtIssuer": "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_example",
+        "JwtAudience": "client-a,client-b",
+        "Tracing": "Disabled",
+    },
+    "iam": {
+        "AuthMode": "IAM",
+        "StateSecretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:mcp-abc123",
+        "AlarmTopicArn": "arn:aws:sns:us-east-1:123456789012:alarms",
+    },
+}
+
+
+class StubPolicyLoader:
+    """What `sam deploy` asks IAM for (managed policy name -> ARN), answered offline."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def load(self) -> dict[str, str]:
+        self.calls += 1
+        return {}
+
+
+def packaged(template: dict[str, Any]) -> dict[str, Any]:
+    """The template as `sam package` leaves it: code and definitions in S3."""
+    result = copy.deepcopy(template)
+    function_globals = result.get("Globals", {}).get("Function", {})
+    if "CodeUri" in function_globals:
+        function_globals["CodeUri"] = "s3://artifacts/code.zip"
+    for spec in result["Resources"].values():
+        properties = spec.get("Properties", {})
+        if spec["Type"] == "AWS::Serverless::Function" and "CodeUri" in properties:
+            properties["CodeUri"] = "s3://artifacts/code.zip"
+        if spec["Type"] == "AWS::Serverless::StateMachine" and isinstance(
+            properties.get("DefinitionUri"), str
+        ):
+            properties["DefinitionUri"] = {"Bucket": "artifacts", "Key": "definition.asl.json"}
+    return result
+
+
+def transform(template: dict[str, Any], parameters: dict[str, Any]) -> dict[str, Any]:
+    from samtranslator.parser.parser import Parser
+    from samtranslator.translator.translator import Translator
+
+    loader = StubPolicyLoader()
+    # The translator reads only `region_name` from its boto3 session.
+    session: Any = SimpleNamespace(region_name=REGION)
+    translator = Translator(None, Parser(), boto_session=session)
+    transformed = translator.translate(
+        packaged(template),
+        parameter_values=dict(parameters),
+        get_managed_policy_map=loader.load,
+    )
+    # A round trip through JSON: plain data, as CloudFormation receives it.
+    result: dict[str, Any] = json.loads(json.dumps(transformed))
+    return result
+
+
+def parameter_values(template: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """Every parameter's value as CloudFormation sees it (defaults filled, lists split)."""
+    values: dict[str, Any] = {}
+    for name, spec in template.get("Parameters", {}).items():
+        value = given.get(name, spec.get("Default", ""))
+        if spec["Type"] == "CommaDelimitedList":
+            value = [part.strip() for part in str(value).split(",")]
+        values[name] = value
+    return values
+
+
+def evaluate(expression: Any, values: dict[str, Any], conditions: dict[str, Any]) -> Any:
+    """Evaluates a condition or rule expression (Equals, Not, And, Or, Contains, Ref)."""
+    if not isinstance(expression, dict):
+        return expression
+    ((key, arg),) = expression.items()
+
+    def ev(value: Any) -> Any:
+        return evaluate(value, values, conditions)
+
+    if key == "Ref":
+        return values[arg]
+    if key == "Condition":
+        return ev(conditions[arg])
+    if key == "Fn::Equals":
+        return ev(arg[0]) == ev(arg[1])
+    if key == "Fn::Not":
+        return not ev(arg[0])
+    if key == "Fn::And":
+        return all(ev(a) for a in arg)
+    if key == "Fn::Or":
+        return any(ev(a) for a in arg)
+    if key == "Fn::Contains":
+        return ev(arg[1]) in ev(arg[0])
+    raise AssertionError(f"cannot evaluate {key} here")
+
+
+@dataclass
+class Stack:
+    """One deployable shape: the transformed template and the values it is deployed with."""
+
+    name: str
+    template: dict[str, Any]
+    values: dict[str, Any]
+    conditions: dict[str, bool]
+
+    def active(self, logical_id: str) -> bool:
+        condition = self.template["Resources"][logical_id].get("Condition")
+        return condition is None or self.conditions[condition]
+
+    def resources(self, type_name: str | None = None) -> dict[str, dict[str, Any]]:
+        """The resources CloudFormation creates for these values (conditions applied)."""
+        return {
+            logical: spec
+            for logical, spec in self.template["Resources"].items()
+            if self.active(logical) and (type_name is None or spec["Type"] == type_name)
+        }
+
+    def choose(self, value: Any) -> Any:
+        """`value` with every Fn::If decided (AWS::NoValue drops the key or item)."""
+        if isinstance(value, list):
+            chosen = [self.choose(v) for v in value]
+            return [v for v in chosen if v is not _NO_VALUE]
+        if not isinstance(value, dict):
+            return value
+        if list(value) == ["Fn::If"]:
+            condition, when_true, when_false = value["Fn::If"]
+            return self.choose(when_true if self.conditions[condition] else when_false)
+        if value == {"Ref": "AWS::NoValue"}:
+            return _NO_VALUE
+        chosen_items = {k: self.choose(v) for k, v in value.items()}
+        return {k: v for k, v in chosen_items.items() if v is not _NO_VALUE}
+
+
+_NO_VALUE = object()
+
+
+@pytest.fixture(scope="session")
+def template() -> dict[str, Any]:
+    return load_template(TEMPLATE)
+
+
+@pytest.fixture(scope="session")
+def transformed(template: dict[str, Any]) -> Callable[[str], Stack]:
+    """`transformed(name)`: the stack for PARAMETER_SETS[name], transformed once."""
+    cache: dict[str, Stack] = {}
+
+    def get(name: str) -> Stack:
+        if name not in cache:
+            output = transform(template, PARAMETER_SETS[name])
+            values = parameter_values(template, PARAMETER_SETS[name])
+            conditions: dict[str, Any] = dict(output.get("Conditions", {}))
+            decided = {
+                c: bool(evaluate(expr, values, conditions)) for c, expr in conditions.items()
+            }
+            cache[name] = Stack(name, output, values, decided)
+        return cache[name]
+
+    return get
+
+
+@pytest.fixture(params=sorted(PARAMETER_SETS))
+def stack(request: pytest.FixtureRequest, transformed: Callable[[str], Stack]) -> Stack:
+    """Each parameter set's stack in turn."""
+    result: Stack = transformed(request.param)
+    return result
+
+
+@pytest.fixture
+def default_stack(transformed: Callable[[str], Stack]) -> Stack:
+    """The stack with the template's defaults (AuthMode NONE)."""
+    return transformed("none")
+
+
+# ==============================================================================================
+# The template and its transform
+# ==============================================================================================
+
+ACCOUNT = "123456789012"
+STACK_NAME = "stk"
+DAY_MS = 24 * 3600 * 1000
+LOST_STATUSES = {"FAILED", "TIMED_OUT", "ABORTED"}
+
+COMMON_RESOURCES = {
+    "AWS::Lambda::Function": 3,
+    "AWS::IAM::Role": 4,
+    "AWS::Lambda::Permission": 2,
+    "AWS::StepFunctions::StateMachine": 1,
+    "AWS::Logs::LogGroup": 1,
+    "AWS::DynamoDB::Table": 1,
+    "AWS::S3::Bucket": 1,
+    "AWS::ApiGatewayV2::Api": 1,
+    "AWS::ApiGatewayV2::Stage": 1,
+    "AWS::ApiGatewayV2::Integration": 1,
+    "AWS::ApiGatewayV2::Route": 1,
+    "AWS::Events::Rule": 1,
+    "AWS::CloudWatch::Alarm": 2,
+}
+
+
+def resolver() -> Resolver:
+    """Resolves Ref/GetAtt/Sub to the names CloudFormation would give in stack `stk`."""
+    refs = {
+        "AWS::Partition": "aws",
+        "AWS::Region": "us-east-1",
+        "AWS::AccountId": ACCOUNT,
+        "AWS::StackName": STACK_NAME,
+        "AWS::URLSuffix": "amazonaws.com",
+        "TaskTable": "stk-table",
+        "ResultBucket": "stk-bucket",
+        "HttpApi": "api123",
+        "WorkerFunction": "stk-worker",
+    }
+
+    def attribute(logical: str, name: str) -> str:
+        arns = {
+            ("TaskTable", "Arn"): f"arn:aws:dynamodb:us-east-1:{ACCOUNT}:table/stk-table",
+            ("ResultBucket", "Arn"): "arn:aws:s3:::stk-bucket",
+            ("WorkerFunction", "Arn"): f"arn:aws:lambda:us-east-1:{ACCOUNT}:function:stk-worker",
+            ("ReconcileFunction", "Arn"): f"arn:aws:lambda:us-east-1:{ACCOUNT}:function:stk-rec",
+        }
+        return arns[(logical, name)]
+
+    return Resolver(refs, attribute)
+
+
+def machine_arn(template: dict[str, Any]) -> str:
+    """The state machine's ARN in stack `stk`, from its Name as the template sets it."""
+    name = resolver().resolve(template["Resources"]["TaskStateMachine"]["Properties"]["Name"])
+    return f"arn:aws:states:us-east-1:{ACCOUNT}:stateMachine:{name}"
+
+
+# -- the transform ----------------------------------------------------------------------------
+
+
+def test_transform_creates_the_expected_resources(stack: Stack) -> None:
+    created = Counter(spec["Type"] for spec in stack.resources().values())
+    expected = Counter(COMMON_RESOURCES)
+    if stack.values["AuthMode"] == "JWT":
+        expected["AWS::ApiGatewayV2::Authorizer"] = 1
+    if stack.values["StateSecretArn"] == "":
+        expected["AWS::SecretsManager::Secret"] = 1
+    assert created == expected
+    assert not [t for t in created if t.startswith("AWS::Serverless::")]
+
+
+def test_route_authorization_follows_auth_mode(stack: Stack) -> None:
+    route = stack.choose(stack.resources()["McpRoute"]["Properties"])
+    mode = stack.values["AuthMode"]
+    assert route["RouteKey"] == "ANY /mcp"
+    assert route["AuthorizationType"] == {"NONE": "NONE", "JWT": "JWT", "IAM": "AWS_IAM"}[mode]
+    if mode == "JWT":
+        assert route["AuthorizerId"] == {"Ref": "JwtAuthorizer"}
+        authorizer = stack.resources()["JwtAuthorizer"]["Properties"]
+        assert authorizer["AuthorizerType"] == "JWT"
+        assert authorizer["IdentitySource"] == ["$request.header.Authorization"]
+        assert authorizer["JwtConfiguration"] == {
+            "Issuer": {"Ref": "JwtIssuer"},
+            "Audience": {"Ref": "JwtAudience"},
+        }
+    else:
+        assert "AuthorizerId" not in route
+        assert "JwtAuthorizer" not in stack.resources()
+
+
+def _references(value: Any) -> set[str]:
+    """Logical ids and parameters a (condition-free) value refers to."""
+    found: set[str] = set()
+    if isinstance(value, list):
+        for item in value:
+            found |= _references(item)
+    elif isinstance(value, dict):
+        if list(value) == ["Ref"]:
+            found.add(value["Ref"])
+        elif list(value) == ["Fn::GetAtt"]:
+            target = value["Fn::GetAtt"]
+            found.add(target[0] if isinstance(target, list) else target.split(".")[0])
+        elif list(value) == ["Fn::Sub"]:
+            text, local = (
+                (value["Fn::Sub"], {}) if isinstance(value["Fn::Sub"], str) else value["Fn::Sub"]
+            )
+            for name in re.findall(r"\$\{([^}!]+)\}", text):
+                if name not in local:
+                    found.add(name.split(".")[0])
+            found |= _references(list(local.values()))
+        else:
+            for item in value.values():
+                found |= _references(item)
+    return found
+
+
+def test_every_reference_exists_once_conditions_apply(stack: Stack) -> None:
+    """An unconditional resource that refers to one whose condition is false fails to deploy."""
+    known = set(stack.values) | set(stack.resources())
+    dangling: dict[str, set[str]] = {}
+    for logical, spec in stack.resources().items():
+        refs = _references(stack.choose(spec.get("Properties", {})))
+        depends = spec.get("DependsOn", [])
+        refs |= {depends} if isinstance(depends, str) else set(depends)
+        missing = {r for r in refs if r not in known and not r.startswith("AWS::")}
+        if missing:
+            dangling[logical] = missing
+    for name, output in stack.template.get("Outputs", {}).items():
+        if output.get("Condition") and not stack.conditions[output["Condition"]]:
+            continue
+        missing = {
+            r
+            for r in _references(stack.choose(output["Value"]))
+            if r not in known and not r.startswith("AWS::")
+        }
+        if missing:
+            dangling[f"Outputs.{name}"] = missing
+    assert dangling == {}
+
+
+def rules_failing(template: dict[str, Any], given: dict[str, Any]) -> list[str]:
+    """The template Rules assertions that these parameter values break."""
+    values = parameter_values(template, given)
+    failing = []
+    for name, rule in template.get("Rules", {}).items():
+        if "RuleCondition" in rule and not evaluate(rule["RuleCondition"], values, {}):
+            continue
+        failing += [
+            f"{name}: {a.get('AssertDescription')}"
+            for a in rule["Assertions"]
+            if not evaluate(a["Assert"], values, {})
+        ]
+    return failing
+
+
+@pytest.mark.parametrize("name", sorted(PARAMETER_SETS))
+def test_rules_accept_every_parameter_set(template: dict[str, Any], name: str) -> None:
+    assert rules_failing(template, PARAMETER_SETS[name]) == []
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"AuthMode": "JWT", "JwtAudience": "client"},
+        {"AuthMode": "JWT", "JwtIssuer": "https://issuer.example"},
+        {"AuthMode": "JWT", "JwtIssuer": "https://issuer.example", "JwtAudience": "a,,b"},
+    ],
+)
+def test_rules_refuse_a_jwt_stack_without_issuer_or_audience(
+    template: dict[str, Any], given: dict[str, Any]
+) -> None:
+    assert rules_failing(template, given)
+
+
+def test_cfn_lint_is_clean() -> None:
+    from cfnlint.api import ManualArgs, lint_file
+
+    matches = lint_file(TEMPLATE, config=ManualArgs(regions=["us-east-1"]))
+    assert [str(m) for m in matches] == []
+
+
+# -- the edge ---------------------------------------------------------------------------------
+
+
+def test_http_api_invokes_the_api_function_with_payload_2(default_stack: Stack) -> None:
+    resources = default_stack.resources()
+    assert resources["HttpApi"]["Properties"]["ProtocolType"] == "HTTP"
+    stage = resources["HttpApiStage"]["Properties"]
+    assert (stage["StageName"], stage["AutoDeploy"]) == ("$default", True)
+    integration = resources["McpIntegration"]["Properties"]
+    assert integration["IntegrationType"] == "AWS_PROXY"
+    assert integration["PayloadFormatVersion"] == "2.0"
+    assert integration["IntegrationUri"] == {"Fn::GetAtt": ["ApiFunction", "Arn"]}
+    assert resources["McpRoute"]["Properties"]["Target"] == {
+        "Fn::Sub": "integrations/${McpIntegration}"
+    }
+    permission = resources["ApiInvokePermission"]["Properties"]
+    assert permission["FunctionName"] == {"Ref": "ApiFunction"}
+    assert permission["Principal"] == "apigateway.amazonaws.com"
+    source = resolver().resolve(permission["SourceArn"])
+    assert source == f"arn:aws:execute-api:us-east-1:{ACCOUNT}:api123/*/*/mcp"
+
+
+def test_functions_run_python312_on_arm64_with_existing_handlers(default_stack: Stack) -> None:
+    functions = default_stack.resources("AWS::Lambda::Function")
+    for logical, spec in functions.items():
+        properties = spec["Properties"]
+        assert properties["Runtime"] == "python3.12", logical
+        assert properties["Architectures"] == ["arm64"], logical
+        module, function = properties["Handler"].rsplit(".", 1)
+        source = ROOT / Path(*module.split(".")).with_suffix(".py")
+        tree = ast.parse(source.read_text())
+        names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        assert function in names, f"{logical}: {properties['Handler']} not defined in {source}"
+    # API Gateway gives an integration at most 30 s: the API function must answer before.
+    assert functions["ApiFunction"]["Properties"]["Timeout"] < 30
+
+
+# -- state ------------------------------------------------------------------------------------
+
+
+def test_task_table_has_ttl_pitr_and_encryption(default_stack: Stack) -> None:
+    table = default_stack.resources()["TaskTable"]["Properties"]
+    assert table["TimeToLiveSpecification"] == {"AttributeName": "expiresAt", "Enabled": True}
+    assert table["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"] is True
+    assert table["SSESpecification"]["SSEEnabled"] is True
+    assert table["KeySchema"] == [{"AttributeName": "taskId", "KeyType": "HASH"}]
+    assert table["BillingMode"] == "PAY_PER_REQUEST"
+
+
+def test_result_bucket_is_private_encrypted_and_expires_after_tasks(
+    default_stack: Stack, template: dict[str, Any]
+) -> None:
+    bucket = default_stack.resources()["ResultBucket"]["Properties"]
+    assert bucket["PublicAccessBlockConfiguration"] == {
+        "BlockPublicAcls": True,
+        "BlockPublicPolicy": True,
+        "IgnorePublicAcls": True,
+        "RestrictPublicBuckets": True,
+    }
+    encryption = bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+    assert encryption[0]["ServerSideEncryptionByDefault"]["SSEAlgorithm"] in {"AES256", "aws:kms"}
+    assert bucket["OwnershipControls"]["Rules"] == [{"ObjectOwnership": "BucketOwnerEnforced"}]
+
+    ttl = template["Parameters"]["DefaultTaskTtlMs"]
+    longest_days = math.ceil(max(ttl["Default"], ttl["MaxValue"]) / DAY_MS)
+    prefix = inspect.signature(S3ResultStore).parameters["prefix"].default
+    (rule,) = bucket["LifecycleConfiguration"]["Rules"]
+    assert rule["Status"] == "Enabled"
+    assert rule["ExpirationInDays"] >= longest_days
+    assert rule.get("Prefix", rule.get("Filter", {}).get("Prefix")) == prefix
+
+
+# -- the state machine and its reconciler -----------------------------------------------------
+
+
+def test_state_machine_logs_and_traces(default_stack: Stack) -> None:
+    resources = default_stack.resources()
+    machine = resources["TaskStateMachine"]["Properties"]
+    assert machine["StateMachineType"] == "STANDARD"
+    logging = machine["LoggingConfiguration"]
+    assert logging["Level"] in {"ALL", "ERROR", "FATAL"}
+    (destination,) = logging["Destinations"]
+    group = destination["CloudWatchLogsLogGroup"]["LogGroupArn"]["Fn::GetAtt"][0]
+    assert resources[group]["Properties"]["RetentionInDays"] > 0
+    assert machine["TracingConfiguration"] == {"Enabled": True}
+
+
+def test_lost_execution_rule_matches_this_state_machine(
+    default_stack: Stack, template: dict[str, Any]
+) -> None:
+    (rule,) = default_stack.resources("AWS::Events::Rule").values()
+    pattern = rule["Properties"]["EventPattern"]
+    assert pattern["source"] == ["aws.states"]
+    assert pattern["detail-type"] == ["Step Functions Execution Status Change"]
+    assert set(pattern["detail"]["status"]) == LOST_STATUSES
+    assert resolver().resolve(pattern["detail"]["stateMachineArn"]) == [machine_arn(template)]
+    (target,) = rule["Properties"]["Targets"]
+    assert target["Arn"] == {"Fn::GetAtt": ["ReconcileFunction", "Arn"]}
+    # The reconcile handler acts on exactly these statuses.
+    tree = ast.parse((ROOT / "handlers" / "reconcile.py").read_text())
+    lost = next(
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "LOST" for t in node.targets)
+    )
+    assert isinstance(lost, ast.Call)
+    assert ast.literal_eval(lost.args[0]) == LOST_STATUSES
+
+
+def test_every_state_machine_arn_names_the_same_machine(template: dict[str, Any]) -> None:
+    """The ARN is built from the name in several places (a GetAtt would be circular)."""
+    expected = machine_arn(template)
+    resolve = resolver().resolve
+    variables = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert resolve(variables["MCP_TASKS_STATE_MACHINE_ARN"]) == expected
+    statements = template["Resources"]["ApiFunction"]["Properties"]["Policies"][0]["Statement"]
+    by_sid = {s["Sid"]: resolve(s["Resource"]) for s in statements}
+    assert by_sid["StartTasks"] == expected
+    assert by_sid["StopTasks"] == expected.replace(":stateMachine:", ":execution:") + ":*"
+
+
+def test_alarms_watch_the_api_and_the_executions(stack: Stack) -> None:
+    alarms = {k: stack.choose(v["Properties"]) for k, v in stack.resources().items()}
+    api = alarms["Api5xxAlarm"]
+    executions = alarms["FailedExecutionsAlarm"]
+    assert api["Dimensions"] == [{"Name": "ApiId", "Value": {"Ref": "HttpApi"}}]
+    assert executions["Dimensions"] == [
+        {"Name": "StateMachineArn", "Value": {"Ref": "TaskStateMachine"}}
+    ]
+    topic = stack.values["AlarmTopicArn"]
+    for alarm in (api, executions):
+        assert alarm.get("AlarmActions", []) == ([{"Ref": "AlarmTopicArn"}] if topic else [])
+
+
+def test_outputs_give_endpoint_table_and_state_machine(default_stack: Stack) -> None:
+    outputs = default_stack.template["Outputs"]
+    endpoint = resolver().resolve(outputs["McpEndpoint"]["Value"])
+    route_path = default_stack.resources()["McpRoute"]["Properties"]["RouteKey"].split(" ")[1]
+    assert endpoint == f"https://api123.execute-api.us-east-1.amazonaws.com{route_path}"
+    assert outputs["TaskTableName"]["Value"] == {"Ref": "TaskTable"}
+    assert outputs["StateMachineName"]["Value"] == {"Fn::GetAtt": ["TaskStateMachine", "Name"]}
+
+
+# ==============================================================================================
+# State machine definitions (infra/*.asl.json)
+# ==============================================================================================
+
+INFRA = ROOT / "infra"
+PLACEHOLDER = re.compile(r"\$\{([^}]+)\}")
+# A `$name` variable reference: `$` followed by a letter or underscore. JSONPath (`$`, `$.x`,
+# `$[0]`) and the context object (`$$.Task.Token`) never are.
+VARIABLE = re.compile(r"(?<![$\w])\$[A-Za-z_]")
+FREE_TEXT = {"Comment", "Cause", "Error"}
+
+
+def asl_files() -> list[Path]:
+    return sorted(INFRA.glob("*.asl.json"))
+
+
+def machines(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {
+        logical: spec["Properties"]
+        for logical, spec in template["Resources"].items()
+        if spec["Type"] == "AWS::Serverless::StateMachine"
+    }
+
+
+def walk(value: Any, key: str = "") -> Iterator[tuple[str, Any]]:
+    """Every (key, value) pair of a JSON document, depth first."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield k, v
+            yield from walk(v, k)
+    elif isinstance(value, list):
+        for item in value:
+            yield from walk(item, key)
+
+
+def example_value(value: Any) -> str:
+    """A plausible deployed value for a DefinitionSubstitutions entry."""
+    if isinstance(value, dict) and list(value) == ["Fn::GetAtt"]:
+        target = value["Fn::GetAtt"]
+        logical = target[0] if isinstance(target, list) else target.split(".")[0]
+        return f"arn:aws:lambda:us-east-1:123456789012:function:stk-{logical}"
+    if isinstance(value, dict) and list(value) == ["Ref"]:
+        return f"stk-{value['Ref']}"
+    return str(value)
+
+
+def substituted(path: Path, substitutions: dict[str, Any]) -> str:
+    text = path.read_text()
+    for name, value in substitutions.items():
+        text = text.replace("${" + name + "}", example_value(value))
+    return text
+
+
+def test_every_asl_file_is_a_state_machine_definition(template: dict[str, Any]) -> None:
+    used = {(ROOT / p["DefinitionUri"]).resolve() for p in machines(template).values()}
+    assert asl_files(), "no ASL files in infra/"
+    assert {p.resolve() for p in asl_files()} == used
+
+
+@pytest.mark.parametrize("logical", ["TaskStateMachine"])
+def test_substitutions_match_both_ways(template: dict[str, Any], logical: str) -> None:
+    machine = machines(template)[logical]
+    used = set(PLACEHOLDER.findall((ROOT / machine["DefinitionUri"]).read_text()))
+    provided = set(machine.get("DefinitionSubstitutions", {}))
+    assert used - provided == set(), "placeholders without a substitution"
+    assert provided - used == set(), "substitutions the definition never uses"
+
+
+def test_definitions_parse_with_motos_asl_parser(template: dict[str, Any]) -> None:
+    from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+
+    for machine in machines(template).values():
+        text = substituted(ROOT / machine["DefinitionUri"], machine["DefinitionSubstitutions"])
+        assert not PLACEHOLDER.search(text)
+        program, _ = AmazonStateLanguageParser.parse(text)
+        assert program is not None
+
+
+def states(document: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every state, nested Parallel branches and Map processors included."""
+    for name, state in document.get("States", {}).items():
+        yield name, state
+        for branch in state.get("Branches", []):
+            yield from states(branch)
+        for key in ("Iterator", "ItemProcessor"):
+            if key in state:
+                yield from states(state[key])
+
+
+@pytest.mark.parametrize("path", asl_files(), ids=lambda p: p.name)
+def test_definitions_use_jsonpath_only(path: Path) -> None:
+    document = json.loads(path.read_text())
+    assert document.get("QueryLanguage", "JSONPath") == "JSONPath"
+    for name, state in states(document):
+        assert state.get("QueryLanguage", "JSONPath") == "JSONPath", f"{name}: JSONata"
+        # JSONata-only fields, and variables (Assign on states, catchers and choice rules).
+        holders = [state, *state.get("Catch", []), *state.get("Choices", [])]
+        for holder in holders:
+            for field in ("Assign", "Arguments", "Output", "Condition"):
+                assert field not in holder, f"{path.name}: {name} has {field}"
+    for key, value in walk(document):
+        if isinstance(value, str) and key not in FREE_TEXT:
+            assert not value.startswith("{%"), f"{path.name}: JSONata expression {value!r}"
+            assert not VARIABLE.search(PLACEHOLDER.sub("", value)), (
+                f"{path.name}: variable reference in {key}: {value!r}"
+            )
+
+
+def test_every_invoked_lambda_is_granted_to_the_state_machine(template: dict[str, Any]) -> None:
+    for logical, machine in machines(template).items():
+        document = json.loads((ROOT / machine["DefinitionUri"]).read_text())
+        invoked = {
+            PLACEHOLDER.fullmatch(v["FunctionName"]).group(1)  # type: ignore[union-attr]
+            for k, v in walk(document)
+            if k == "Parameters" and isinstance(v, dict) and "FunctionName" in v
+        }
+        targets = {machine["DefinitionSubstitutions"][name]["Fn::GetAtt"][0] for name in invoked}
+        granted = {
+            policy["LambdaInvokePolicy"]["FunctionName"]["Ref"]
+            for policy in machine["Policies"]
+            if "LambdaInvokePolicy" in policy
+        }
+        assert targets, f"{logical} invokes no Lambda function?"
+        assert targets <= granted, f"{logical} invokes {targets - granted} without permission"
+
+
+# ==============================================================================================
+# IAM: least privilege
+# ==============================================================================================
+
+STAR_RESOURCE: dict[str, tuple[frozenset[str], str]] = {
+    "ResumeTasks": (
+        frozenset({"states:SendTaskSuccess", "states:SendTaskFailure"}),
+        "Task-token APIs have no resource-level permissions: IAM accepts only '*'.",
+    ),
+    "ReportToExecution": (
+        frozenset({"states:SendTaskSuccess"}),
+        "Task-token APIs have no resource-level permissions: IAM accepts only '*'.",
+    ),
+    "DeliverLogs": (
+        frozenset(
+            {
+                "logs:CreateLogDelivery",
+                "logs:GetLogDelivery",
+                "logs:UpdateLogDelivery",
+                "logs:DeleteLogDelivery",
+                "logs:ListLogDeliveries",
+                "logs:PutResourcePolicy",
+                "logs:DescribeResourcePolicies",
+                "logs:DescribeLogGroups",
+            }
+        ),
+        "Step Functions' CloudWatch Logs delivery APIs have no resource-level permissions.",
+    ),
+}
+
+MANAGED_POLICIES = {
+    "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole": (
+        "SAM's default for functions: the function writes its own CloudWatch Logs."
+    ),
+    "arn:aws:iam::aws:policy/AWSXrayWriteOnlyAccess": (
+        "Tracing (functions with Tracing: Active, the state machine always): X-Ray segment "
+        "upload has no resource-level permissions."
+    ),
+}
+
+EXPECTED_ACTIONS = {
+    "ApiFunction": {
+        "dynamodb:GetItem",
+        "dynamodb:BatchGetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "states:StartExecution",
+        "states:StopExecution",
+        "states:SendTaskSuccess",
+        "states:SendTaskFailure",
+        "s3:GetObject",
+    },
+    "WorkerFunction": {
+        "dynamodb:GetItem",
+        "dynamodb:UpdateItem",
+        "states:SendTaskSuccess",
+        "s3:PutObject",
+    },
+    "ReconcileFunction": {"dynamodb:GetItem", "dynamodb:UpdateItem"},
+}
+STATE_MACHINE_ACTIONS = {"lambda:InvokeFunction"} | STAR_RESOURCE["DeliverLogs"][0]
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def role_statements(role: dict[str, Any]) -> list[dict[str, Any]]:
+    statements = []
+    for policy in role["Properties"].get("Policies", []):
+        statements += as_list(policy["PolicyDocument"]["Statement"])
+    return statements
+
+
+def all_statements(stack: Stack) -> list[tuple[str, dict[str, Any]]]:
+    """(owner, statement) for every permission statement the stack creates."""
+    found = []
+    for logical, spec in stack.resources().items():
+        if spec["Type"] == "AWS::IAM::Role":
+            found += [(logical, s) for s in role_statements(stack.choose(spec))]
+        elif spec["Type"] in {"AWS::IAM::Policy", "AWS::IAM::ManagedPolicy"}:
+            document = stack.choose(spec["Properties"]["PolicyDocument"])
+            found += [(logical, s) for s in as_list(document["Statement"])]
+    return found
+
+
+def function_roles(stack: Stack) -> dict[str, dict[str, Any]]:
+    """Function logical id -> its role resource."""
+    roles = {}
+    for logical, spec in stack.resources("AWS::Lambda::Function").items():
+        role = spec["Properties"]["Role"]["Fn::GetAtt"][0]
+        roles[logical] = stack.resources()[role]
+    return roles
+
+
+def granted(role: dict[str, Any]) -> set[str]:
+    return {a for s in role_statements(role) for a in as_list(s["Action"])}
+
+
+# -- no wildcards -----------------------------------------------------------------------------
+
+
+def test_no_statement_grants_a_wildcard_action(stack: Stack) -> None:
+    wild = [
+        (owner, s.get("Sid"), action)
+        for owner, s in all_statements(stack)
+        for action in as_list(s.get("Action", []))
+        if "*" in action
+    ]
+    assert wild == []
+    negated = [
+        (o, s.get("Sid")) for o, s in all_statements(stack) if {"NotAction", "NotResource"} & set(s)
+    ]
+    assert negated == []
+    assert {s["Effect"] for _, s in all_statements(stack)} == {"Allow"}
+
+
+def test_star_resources_only_where_allowed(stack: Stack) -> None:
+    for owner, statement in all_statements(stack):
+        if "*" not in as_list(statement["Resource"]):
+            continue
+        sid = statement.get("Sid")
+        assert sid in STAR_RESOURCE, f"{owner}: statement {sid!r} grants on '*'"
+        allowed, _reason = STAR_RESOURCE[sid]
+        assert set(as_list(statement["Action"])) <= allowed, f"{owner}: {sid} grants more"
+
+
+def test_star_resource_allow_list_is_current(default_stack: Stack) -> None:
+    sids = {s.get("Sid") for _, s in all_statements(default_stack)}
+    assert set(STAR_RESOURCE) <= sids, "allow-listed Sids that no longer exist"
+
+
+def test_managed_policies_only_from_the_allow_list(stack: Stack) -> None:
+    for logical, spec in stack.resources("AWS::IAM::Role").items():
+        arns = set(stack.choose(spec["Properties"]).get("ManagedPolicyArns", []))
+        assert arns <= set(MANAGED_POLICIES), f"{logical}: {arns - set(MANAGED_POLICIES)}"
+
+
+def test_tracing_parameter_decides_the_xray_policy(stack: Stack) -> None:
+    xray = "arn:aws:iam::aws:policy/AWSXrayWriteOnlyAccess"
+    for logical, role in function_roles(stack).items():
+        has_xray = xray in role["Properties"].get("ManagedPolicyArns", [])
+        assert has_xray == (stack.values["Tracing"] == "Active"), logical
+
+
+# -- exactly what the code calls --------------------------------------------------------------
+
+
+def test_each_function_is_granted_exactly_its_calls(stack: Stack) -> None:
+    actual = {logical: granted(role) for logical, role in function_roles(stack).items()}
+    assert actual == EXPECTED_ACTIONS
+
+
+def test_state_machine_is_granted_exactly_invoke_and_log_delivery(default_stack: Stack) -> None:
+    machine = default_stack.resources()["TaskStateMachine"]["Properties"]
+    role = default_stack.resources()[machine["RoleArn"]["Fn::GetAtt"][0]]
+    assert granted(role) == STATE_MACHINE_ACTIONS
+
+
+def test_scoped_resources_belong_to_this_stack(default_stack: Stack) -> None:
+    """Every non-'*' resource is the stack's table, its results prefix, its machine or worker."""
+    account = "123456789012"
+    names = {"AWS::Partition": "aws", "AWS::Region": "us-east-1", "AWS::AccountId": account}
+    names |= {"AWS::StackName": "stk", "WorkerFunction": "stk-WorkerFunction"}
+    arns = {
+        ("TaskTable", "Arn"): f"arn:aws:dynamodb:us-east-1:{account}:table/stk-TaskTable",
+        ("ResultBucket", "Arn"): "arn:aws:s3:::stk-resultbucket",
+    }
+    resolve = Resolver(names, lambda logical, name: arns[(logical, name)]).resolve
+    prefix = inspect.signature(S3ResultStore).parameters["prefix"].default
+    machine = f"arn:aws:states:us-east-1:{account}:stateMachine:stk-tasks"
+    allowed = {
+        "dynamodb": [arns[("TaskTable", "Arn")]],
+        "s3": [f"arn:aws:s3:::stk-resultbucket/{prefix}*"],
+        "states": [machine, machine.replace(":stateMachine:", ":execution:") + ":*"],
+        "lambda": [f"arn:aws:lambda:us-east-1:{account}:function:stk-WorkerFunction*"],
+    }
+    for owner, statement in all_statements(default_stack):
+        for resource in as_list(statement["Resource"]):
+            if resource == "*":
+                continue
+            value = resolve(resource)
+            for action in as_list(statement["Action"]):
+                service = action.split(":")[0]
+                assert value in allowed[service], f"{owner}: {action} on {value}"
+
+
+# -- derived from the source ------------------------------------------------------------------
+
+# Adapter class -> (module, botocore service name of its client).
+ADAPTERS = {
+    "DynamoTaskStore": ("aws/dynamodb.py", "dynamodb"),
+    "DynamoChangeFeed": ("aws/dynamodb.py", "dynamodb"),
+    "StepFunctionsRunner": ("aws/stepfunctions.py", "stepfunctions"),
+    "S3ResultStore": ("aws/s3.py", "s3"),
+}
+# How the domain code names the adapters (ports): attribute or variable -> adapter class.
+PORTS = {
+    "store": "DynamoTaskStore",
+    "_store": "DynamoTaskStore",
+    "feed": "DynamoChangeFeed",
+    "change_feed": "DynamoChangeFeed",
+    "runner": "StepFunctionsRunner",
+    "results": "S3ResultStore",
+}
+# What each function runs: its handler, a name the handler must use to reach the code below
+# (so a rewired handler fails here rather than passing silently), and the scopes (module,
+# class / function / Class.method) whose port uses -- calls or bound methods handed on as
+# callbacks -- are that function's AWS calls.
+ENTRY_POINTS = {
+    "ApiFunction": (
+        "handlers/api.py",
+        "task_parts_from",
+        [
+            ("tasks/service.py", "TaskService"),
+            ("aws/wiring.py", "AwsParts.resolve_result"),
+            ("app.py", "build_server"),
+            ("listen.py", "Listener"),
+        ],
+    ),
+    "WorkerFunction": (
+        "handlers/worker.py",
+        "leg_runner",
+        [
+            ("tasks/worker.py", "LegRunner"),
+            ("tasks/worker.py", "Reporter"),
+            ("aws/wiring.py", "AwsParts.leg_runner"),
+        ],
+    ),
+    "ReconcileFunction": (
+        "handlers/reconcile.py",
+        "settle_lost_execution",
+        [("tasks/worker.py", "settle_lost_execution")],
+    ),
+}
+
+
+@cache
+def parse(relative: str) -> ast.Module:
+    return ast.parse((PACKAGE / relative).read_text())
+
+
+def find(module: ast.Module, dotted: str) -> ast.AST:
+    scope: Any = module
+    for name in dotted.split("."):
+        found = [
+            node
+            for node in scope.body
+            if isinstance(node, ast.ClassDef | ast.FunctionDef) and node.name == name
+        ]
+        assert found, f"{dotted} not found: update ENTRY_POINTS in {Path(__file__).name}"
+        scope = found[0]
+    return scope  # type: ignore[no-any-return]
+
+
+def self_attribute_call(node: ast.AST, owner: str) -> str | None:
+    """`M` for a call `self.<owner>.M(...)` (or `self.M(...)` when owner is empty)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return None
+    target = node.func.value
+    if owner == "":
+        return node.func.attr if isinstance(target, ast.Name) and target.id == "self" else None
+    if (
+        isinstance(target, ast.Attribute)
+        and target.attr == owner
+        and isinstance(target.value, ast.Name)
+        and target.value.id == "self"
+    ):
+        return node.func.attr
+    return None
+
+
+def adapter_operations(adapter: str) -> dict[str, set[str]]:
+    """Method -> the client methods it calls, following calls to other methods of the class."""
+    relative, _service = ADAPTERS[adapter]
+    cls = find(parse(relative), adapter)
+    assert isinstance(cls, ast.ClassDef)
+    direct: dict[str, set[str]] = {}
+    internal: dict[str, set[str]] = {}
+    for method in cls.body:
+        if not isinstance(method, ast.FunctionDef):
+            continue
+        nodes = list(ast.walk(method))
+        direct[method.name] = {m for n in nodes if (m := self_attribute_call(n, "client"))}
+        internal[method.name] = {m for n in nodes if (m := self_attribute_call(n, ""))}
+    closed: dict[str, set[str]] = {}
+    for name in direct:
+        seen, todo, ops = set(), [name], set()
+        while todo:
+            current = todo.pop()
+            if current in seen or current not in direct:
+                continue
+            seen.add(current)
+            ops |= direct[current]
+            todo += internal[current]
+        closed[name] = ops
+    return closed
+
+
+def port_uses(node: ast.AST) -> set[tuple[str, str]]:
+    """(adapter, method) for each `self.<port>.M` or `<port>.M` under node (called or not)."""
+    uses = set()
+    for n in ast.walk(node):
+        if not isinstance(n, ast.Attribute):
+            continue
+        target = n.value
+        port = None
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            port = target.attr if target.value.id == "self" else None
+        elif isinstance(target, ast.Name):
+            port = target.id
+        if port in PORTS:
+            uses.add((PORTS[port], n.attr))
+    return uses
+
+
+def iam_action(service: str, client_method: str) -> str:
+    import botocore.session
+
+    model = botocore.session.get_session().get_service_model(service)
+    operations = {botocore.xform_name(op): op for op in model.operation_names}
+    return f"{model.signing_name}:{operations[client_method]}"
+
+
+@pytest.mark.parametrize("function", sorted(ENTRY_POINTS))
+def test_granted_actions_are_what_the_code_calls(function: str) -> None:
+    handler, reached_by, scopes = ENTRY_POINTS[function]
+    assert reached_by in (ROOT / handler).read_text(), f"{handler} no longer uses {reached_by}"
+    actions = set()
+    for relative, dotted in scopes:
+        for adapter, method in port_uses(find(parse(relative), dotted)):
+            _relative, service = ADAPTERS[adapter]
+            operations = adapter_operations(adapter)
+            if method.startswith("_") or method not in operations:
+                continue  # an attribute, not an adapter method
+            actions |= {iam_action(service, op) for op in operations[method]}
+    assert actions == EXPECTED_ACTIONS[function]
