@@ -18,7 +18,7 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012
 
-from conftest import SECRET, McpClient, conformance_settings
+from mcp_support import SECRET, McpClient, conformance_settings
 from mcp_tasks_aws import ToolSet
 from mcp_tasks_aws.app import build_transport
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import PROTOCOL_VERSION, envelope
+from mcp_support import PROTOCOL_VERSION, envelope
 from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
 from mcp_tasks_aws.local.server import EmbeddedStack
 

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 from pydantic import BaseModel, Field
 
-from conftest import TASKS_EXTENSION, McpClient
+from mcp_support import TASKS_EXTENSION, McpClient
 from mcp_tasks_aws import ToolContext, ToolError, ToolSet
 
 ACCEPT_ALICE = {"action": "accept", "content": {"name": "Alice"}}

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from conftest import (
+from mcp_support import (
     ALLOWED_ORIGIN,
     CAPABILITIES_KEY,
     LOG_LEVEL_KEY,

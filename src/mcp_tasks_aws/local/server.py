@@ -53,17 +53,19 @@ def local_environment(
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
     }
-    # The user's environment wins over these defaults, but not what an earlier stack in this
-    # process wrote there (its port, its secret).
+    # The user's environment wins over these defaults, but not what a stack in this process
+    # wrote there earlier (its port, its secret). Origins the user allows add to the stack's.
     for key in env:
         value = os.environ.get(key)
-        if value is not None and _WRITTEN_BY_STACKS.get(key) != value:
+        if value is not None and value not in _WRITTEN_BY_STACKS.get(key, set()):
+            if key == "MCP_TASKS_ALLOWED_ORIGINS":
+                value = ",".join(dict.fromkeys([*env[key].split(","), *value.split(",")]))
             env[key] = value
     env.update(overrides or {})
     return env
 
 
-_WRITTEN_BY_STACKS: dict[str, str] = {}
+_WRITTEN_BY_STACKS: dict[str, set[str]] = {}
 
 
 def load_handler_module(name: str, unique: str) -> ModuleType:
@@ -199,7 +201,8 @@ class EmbeddedStack:
         # Resource names come from the template; local settings (and overrides) win otherwise.
         self.environment = {**self.aws.environment, **settings}
         os.environ.update(self.environment)
-        _WRITTEN_BY_STACKS.update(self.environment)
+        for key, value in self.environment.items():
+            _WRITTEN_BY_STACKS.setdefault(key, set()).add(value)
         unique = secrets.token_hex(4)
         self.api = load_handler_module("api", unique)
         self.worker = load_handler_module("worker", unique)

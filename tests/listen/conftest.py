@@ -1,0 +1,357 @@
+"""Fixtures for `subscriptions/listen`: the embedded stack, an SSE reader that times each event,
+and validators for every message a listen stream carries.
+
+A listen stream is read line by line (`data:` lines, one JSON document each) as it arrives, so
+tests can tell a streamed window (the ack early) from a buffered one (everything at the end).
+Every read has a socket timeout and every wait a deadline.
+"""
+
+from __future__ import annotations
+
+import http.client
+import itertools
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+from mcp_tasks_aws.local.server import EmbeddedStack
+from tasks.conftest import (
+    CAPABILITIES,
+    PROTOCOL_VERSION,
+    TASKS_EXTENSION,
+    TaskClient,
+    WorkerDispatch,
+    jwt,
+)
+
+# Re-exported for the test modules (the Tasks tests' client and helpers, reused as they are).
+__all__ = [
+    "CAPABILITIES",
+    "TASKS_EXTENSION",
+    "TaskClient",
+    "WorkerDispatch",
+    "jwt",
+]
+
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+TASK_NOTIFICATION = "notifications/tasks"
+TOOLS_CHANGED = "notifications/tools/list_changed"
+PROMPTS_CHANGED = "notifications/prompts/list_changed"
+# Never on a listen stream.
+FORBIDDEN = {"notifications/progress", "notifications/message"}
+# Without the Tasks opt-in (list-changed needs no capability).
+NO_TASKS_CAPABILITIES: dict[str, Any] = {"elicitation": {}}
+
+# -- schemas -------------------------------------------------------------------------------------
+
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
+MCP_SCHEMA: dict[str, Any] = json.loads((SCHEMA_DIR / "mcp-2026-07-28.schema.json").read_text())
+MCP_URI = "urn:mcp:schema:2026-07-28"
+# The Tasks extension's published schema (a copy): every $ref in it is local.
+TASKS_SCHEMA_PATH = SCHEMA_DIR / "ext-tasks-draft.schema.json"
+TASKS_URI = "urn:mcp:ext-tasks:draft"
+
+
+def _registry() -> Registry:
+    registry: Registry = Registry().with_resource(
+        MCP_URI, Resource.from_contents(MCP_SCHEMA, default_specification=DRAFT202012)
+    )
+    tasks_schema = json.loads(TASKS_SCHEMA_PATH.read_text())
+    return registry.with_resource(
+        TASKS_URI, Resource.from_contents(tasks_schema, default_specification=DRAFT202012)
+    )
+
+
+REGISTRY = _registry()
+
+
+def _validator(uri: str, definition: str) -> Draft202012Validator:
+    return Draft202012Validator({"$ref": f"{uri}#/$defs/{definition}"}, registry=REGISTRY)
+
+
+def assert_valid(instance: Any, definition: str, *, uri: str = MCP_URI) -> None:
+    errors = sorted(_validator(uri, definition).iter_errors(instance), key=lambda e: list(e.path))
+    assert not errors, f"not a valid {definition}: " + "; ".join(
+        f"{list(e.absolute_path)}: {e.message}" for e in errors[:5]
+    )
+
+
+def assert_valid_message(message: dict[str, Any]) -> None:
+    """Validate one message of a listen stream against its schema definition."""
+    method = message.get("method")
+    if method is None:
+        assert_valid(message, "SubscriptionsListenResultResponse")
+        assert_valid(message, "JSONRPCResultResponse")
+        assert_valid(message["result"], "SubscriptionsListenResult")
+        return
+    if method == ACKNOWLEDGED:
+        assert_valid(message, "SubscriptionsAcknowledgedNotification")
+    elif method == TOOLS_CHANGED:
+        assert_valid(message, "ToolListChangedNotification")
+    elif method == PROMPTS_CHANGED:
+        assert_valid(message, "PromptListChangedNotification")
+    elif method == TASK_NOTIFICATION:
+        assert_valid(message, "TaskStatusNotification", uri=TASKS_URI)
+    else:
+        pytest.fail(f"unexpected message on a listen stream: {message}")
+
+
+# -- reading a listen stream ---------------------------------------------------------------------
+
+
+@dataclass
+class Listened:
+    """One `subscriptions/listen` exchange: status, headers, and each message with its arrival
+    time (seconds since the request was sent)."""
+
+    rid: Any
+    status: int
+    headers: dict[str, str]
+    timed: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+    body: Any = None  # the JSON body of a non-SSE answer (an error)
+    ended_at: float = 0.0
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return [message for _, message in self.timed]
+
+    @property
+    def ack(self) -> dict[str, Any]:
+        return self.messages[0]
+
+    @property
+    def response(self) -> dict[str, Any]:
+        return self.messages[-1]
+
+    @property
+    def notifications(self) -> list[dict[str, Any]]:
+        """What came between the ack and the response."""
+        return self.messages[1:-1]
+
+    def of(self, method: str) -> list[dict[str, Any]]:
+        return [m for m in self.notifications if m.get("method") == method]
+
+    def acked(self) -> dict[str, Any]:
+        """The `notifications` the server agreed to honour."""
+        honoured: dict[str, Any] = self.ack["params"]["notifications"]
+        return honoured
+
+    def check(self) -> None:
+        """The listen contract: 200 SSE; ack first, response last, notifications between, each
+        tagged with this subscription's id; every message valid against the schema."""
+        assert self.status == 200, (self.status, self.body)
+        assert self.headers.get("content-type", "").startswith("text/event-stream"), self.headers
+        messages = self.messages
+        assert len(messages) >= 2, messages
+        assert messages[0].get("method") == ACKNOWLEDGED, messages[0]
+        assert "id" not in messages[0]
+        last = messages[-1]
+        assert last.get("id") == self.rid, last
+        assert "method" not in last, last
+        assert "error" not in last, last
+        assert last["result"] == {"resultType": "complete", "_meta": {SUBSCRIPTION_ID: self.rid}}
+        for message in messages[:-1]:
+            assert message.get("jsonrpc") == "2.0", message
+            assert "id" not in message, f"only the last message may be a response: {message}"
+            assert message.get("method") not in FORBIDDEN, message
+            assert message["params"]["_meta"][SUBSCRIPTION_ID] == self.rid, message
+        assert [m.get("method") for m in messages[1:-1]].count(ACKNOWLEDGED) == 0
+        for message in messages:
+            assert_valid_message(message)
+
+
+def listen_body(
+    notifications: dict[str, Any],
+    rid: Any,
+    capabilities: dict[str, Any] | None = None,
+    meta_extra: dict[str, Any] | None = None,
+) -> bytes:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
+        "io.modelcontextprotocol/clientCapabilities": (
+            CAPABILITIES if capabilities is None else capabilities
+        ),
+        **(meta_extra or {}),
+    }
+    message = {
+        "jsonrpc": "2.0",
+        "id": rid,
+        "method": "subscriptions/listen",
+        "params": {"notifications": notifications, "_meta": meta},
+    }
+    return json.dumps(message).encode()
+
+
+def listen_headers(token: str | None = None) -> dict[str, str]:
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": PROTOCOL_VERSION,
+        "Mcp-Method": "subscriptions/listen",
+    }
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    return headers
+
+
+def listen(
+    stack: EmbeddedStack,
+    notifications: dict[str, Any],
+    *,
+    rid: Any,
+    token: str | None = None,
+    capabilities: dict[str, Any] | None = None,
+    meta_extra: dict[str, Any] | None = None,
+    deadline_s: float = 15.0,
+    on_message: Callable[[dict[str, Any]], None] | None = None,
+) -> Listened:
+    """POST a listen over HTTP on 127.0.0.1 and read its SSE stream to the end."""
+    body = listen_body(notifications, rid, capabilities, meta_extra)
+    connection = http.client.HTTPConnection(stack.host, stack.port, timeout=deadline_s)
+    started = time.monotonic()
+    deadline = started + deadline_s
+    try:
+        connection.request("POST", "/mcp", body=body, headers=listen_headers(token))
+        response = connection.getresponse()
+        headers = {k.lower(): v for k, v in response.getheaders()}
+        result = Listened(rid=rid, status=response.status, headers=headers)
+        if not headers.get("content-type", "").startswith("text/event-stream"):
+            raw = response.read()
+            result.body = json.loads(raw) if raw else None
+            result.ended_at = time.monotonic() - started
+            return result
+        while True:
+            if time.monotonic() > deadline:
+                pytest.fail(f"listen {rid!r} still open after {deadline_s} s")
+            line = response.readline()
+            if not line:
+                break
+            text = line.decode().rstrip("\r\n")
+            if text.startswith("data:"):
+                message = json.loads(text[len("data:") :])
+                result.timed.append((time.monotonic() - started, message))
+                if on_message is not None:
+                    on_message(message)
+        result.ended_at = time.monotonic() - started
+        return result
+    finally:
+        connection.close()
+
+
+class Background:
+    """A listen running in a thread; `wait_ack` returns once its ack has arrived."""
+
+    def __init__(self, stack: EmbeddedStack, notifications: dict[str, Any], **kwargs: Any):
+        self._acked = threading.Event()
+        self.result: Listened | None = None
+        self.error: BaseException | None = None
+
+        def seen(message: dict[str, Any]) -> None:
+            if message.get("method") == ACKNOWLEDGED:
+                self._acked.set()
+
+        def run() -> None:
+            try:
+                self.result = listen(stack, notifications, on_message=seen, **kwargs)
+            except BaseException as exc:
+                self.error = exc
+            finally:
+                self._acked.set()
+
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+
+    def wait_ack(self, timeout: float = 5.0) -> None:
+        assert self._acked.wait(timeout), f"no acknowledgement within {timeout} s"
+        if self.error is not None:
+            raise self.error
+
+    def join(self, timeout: float = 15.0) -> Listened:
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), f"listen still open after {timeout} s"
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None
+        return self.result
+
+
+def as_get(notification: dict[str, Any]) -> dict[str, Any]:
+    """A `notifications/tasks` params less `_meta`: what `tasks/get` returns less resultType."""
+    params = dict(notification["params"])
+    params.pop("_meta")
+    return params
+
+
+def without_result_type(result: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in result.items() if k != "resultType"}
+
+
+# -- fixtures ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="package")
+def stack() -> Iterator[EmbeddedStack]:
+    """The conformance tools on the embedded stack, the listen window as deployed (20 s)."""
+    saved = dict(os.environ)
+    try:
+        with EmbeddedStack(env={"MCP_TASKS_TOOLS": "conformance"}) as running:
+            yield running
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+class PacedDispatch(WorkerDispatch):
+    """The worker as the state machine sees it, where every leg of a task whose tool is in
+    `leg_delay` starts that many seconds late: a listen then opens while the task is still
+    `working`, however fast the leg would have been (no race with the first snapshot)."""
+
+    def __init__(self, stack: EmbeddedStack) -> None:
+        super().__init__(stack)
+        self.leg_delay: dict[str, float] = {}
+
+    def __call__(self, event: dict[str, Any], context: Any) -> Any:
+        if self.leg_delay:
+            record = self.stack.worker.legs.store.get(str(event.get("taskId")))
+            delay = self.leg_delay.get(record.tool) if record is not None else None
+            if delay:
+                time.sleep(delay)
+        return super().__call__(event, context)
+
+
+@pytest.fixture(scope="package")
+def dispatch(stack: EmbeddedStack) -> PacedDispatch:
+    worker = PacedDispatch(stack)
+    stack.aws.register("WorkerFunction", worker)
+    return worker
+
+
+@pytest.fixture
+def paced(dispatch: PacedDispatch) -> Iterator[PacedDispatch]:
+    """The dispatch, its leg delays cleared after the test."""
+    yield dispatch
+    dispatch.leg_delay.clear()
+    dispatch.by_task.clear()
+
+
+@pytest.fixture(scope="package")
+def tasks(stack: EmbeddedStack, dispatch: PacedDispatch) -> TaskClient:
+    return TaskClient(stack, dispatch)
+
+
+@pytest.fixture
+def new_id() -> Callable[[], str]:
+    """Distinct listen request ids (strings, so an id echoed as another type would show)."""
+    counter = itertools.count(1)
+    return lambda: f"listen-{next(counter)}"

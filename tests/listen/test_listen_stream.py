@@ -1,0 +1,216 @@
+"""The listen stream over HTTP: ordering, full-task payloads, early and terminal closes,
+reconnecting, list-changed routing, and the ack arriving while the window is still open.
+
+The stack runs the deployed window (20 s) and poll (500 ms): every stream here ends early,
+because something was delivered or every listed task is terminal.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from listen.conftest import (
+    NO_TASKS_CAPABILITIES,
+    PROMPTS_CHANGED,
+    SUBSCRIPTION_ID,
+    TASK_NOTIFICATION,
+    TOOLS_CHANGED,
+    Background,
+    PacedDispatch,
+    TaskClient,
+    as_get,
+    listen,
+    without_result_type,
+)
+from mcp_tasks_aws.local.server import EmbeddedStack
+
+# Metrics are disabled locally; Powertools warns on each empty flush.
+pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
+NewId = Callable[[], str]
+WINDOW_S = 20.0  # the deployed default the package stack runs with
+# A request that would get logs and progress anywhere else: never on a listen stream.
+CHATTY_META = {"io.modelcontextprotocol/logLevel": "debug", "progressToken": "listen-progress"}
+
+
+def test_ordering_ack_then_notifications_then_the_response(
+    stack: EmbeddedStack, tasks: TaskClient, new_id: NewId
+) -> None:
+    done = tasks.create("slow_compute", {"seconds": 0, "label": "done"})
+    tasks.wait_terminal(done)
+    running = tasks.create("slow_compute", {"seconds": 0.6, "label": "running"})
+    rid = new_id()
+    listened = listen(stack, {"taskIds": [done, running]}, rid=rid, meta_extra=CHATTY_META)
+    listened.check()
+    assert sorted(listened.acked()["taskIds"]) == sorted([done, running])
+    methods = [m.get("method") for m in listened.messages]
+    assert methods == ["notifications/subscriptions/acknowledged", TASK_NOTIFICATION, None]
+    times = [at for at, _ in listened.timed]
+    assert times == sorted(times)
+    # Only the task whose status changed is reported; the already-terminal one is not.
+    [note] = listened.notifications
+    assert note["params"]["taskId"] == running
+    assert note["params"]["_meta"] == {SUBSCRIPTION_ID: rid}
+    # Delivery closes the window early.
+    assert listened.ended_at < WINDOW_S / 4, listened.ended_at
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "status", "outcome"),
+    [
+        ("slow_compute", {"seconds": 0.5, "label": "full"}, "completed", "result"),
+        ("failing_job", {}, "completed", "result"),  # a tool error is a completed result
+        ("protocol_error_job", {}, "failed", "error"),
+    ],
+)
+def test_a_task_notification_is_the_full_task_as_tasks_get_shows_it(
+    stack: EmbeddedStack,
+    tasks: TaskClient,
+    paced: PacedDispatch,
+    new_id: NewId,
+    tool: str,
+    arguments: dict[str, Any],
+    status: str,
+    outcome: str,
+) -> None:
+    paced.leg_delay["protocol_error_job"] = 0.6  # it fails at once otherwise
+    task_id = tasks.create(tool, arguments)
+    rid = new_id()
+    listened = listen(stack, {"taskIds": [task_id]}, rid=rid)
+    got = tasks.get(task_id)
+    listened.check()
+    [note] = listened.of(TASK_NOTIFICATION)
+    assert note["params"]["status"] == status
+    assert outcome in note["params"]
+    assert "resultType" not in note["params"]
+    assert as_get(note) == without_result_type(got)
+
+
+def test_a_cancelled_task_is_notified_with_its_final_state(
+    stack: EmbeddedStack, tasks: TaskClient, new_id: NewId
+) -> None:
+    task_id = tasks.create("slow_compute", {"seconds": 2, "label": "to-cancel"})
+    background = Background(stack, {"taskIds": [task_id]}, rid=new_id())
+    background.wait_ack()
+    assert "error" not in tasks.cancel(task_id)
+    listened = background.join()
+    got = tasks.get(task_id)
+    listened.check()
+    [note] = listened.notifications
+    assert note["params"]["status"] == "cancelled"
+    assert as_get(note) == without_result_type(got)
+
+
+def test_reconnect_input_required_then_answer_then_completed(
+    stack: EmbeddedStack, tasks: TaskClient, paced: PacedDispatch, new_id: NewId
+) -> None:
+    # Each leg starts late, so both listens open while the task is still working.
+    paced.leg_delay["confirm_delete"] = 0.8
+    task_id = tasks.create("confirm_delete", {"filename": "notes.txt"})
+
+    first = listen(stack, {"taskIds": [task_id]}, rid=new_id())
+    asked = tasks.get(task_id)
+    first.check()
+    [note] = first.notifications
+    assert note["method"] == TASK_NOTIFICATION
+    assert note["params"]["status"] == "input_required"
+    assert as_get(note) == without_result_type(asked)
+    [(key, request)] = note["params"]["inputRequests"].items()
+    assert request["method"] == "elicitation/create"
+    assert first.ended_at < WINDOW_S / 4, "delivery must close the window early"
+
+    answer = {key: {"action": "accept", "content": {"confirm": True}}}
+    assert "error" not in tasks.update(task_id, answer)
+
+    second = listen(stack, {"taskIds": [task_id]}, rid=new_id())
+    done = tasks.get(task_id)
+    second.check()
+    assert second.acked() == {"taskIds": [task_id]}
+    [final] = second.notifications
+    assert final["params"]["status"] == "completed"
+    assert final["params"]["result"]["content"][0]["text"] == "Deleted notes.txt."
+    assert as_get(final) == without_result_type(done)
+
+
+@pytest.mark.parametrize("ending", ["completed", "cancelled"])
+def test_a_listen_on_a_terminal_task_closes_right_after_the_ack(
+    stack: EmbeddedStack, tasks: TaskClient, new_id: NewId, ending: str
+) -> None:
+    if ending == "completed":
+        task_id = tasks.create("slow_compute", {"seconds": 0, "label": "terminal"})
+    else:
+        task_id = tasks.create("confirm_delete", {"filename": "kept.txt"})
+        assert "error" not in tasks.cancel(task_id)
+    assert tasks.wait_terminal(task_id)["status"] == ending
+    rid = new_id()
+    listened = listen(stack, {"taskIds": [task_id]}, rid=rid)
+    listened.check()
+    assert listened.acked() == {"taskIds": [task_id]}
+    assert listened.notifications == []
+    assert listened.ended_at < 3.0, f"closed after {listened.ended_at:.2f} s, window {WINDOW_S} s"
+
+
+def test_list_changed_reaches_only_the_matching_filter(
+    stack: EmbeddedStack, tasks: TaskClient, new_id: NewId
+) -> None:
+    tools_rid, prompts_rid, plain_rid = new_id(), new_id(), new_id()
+    tools = Background(stack, {"toolsListChanged": True}, rid=tools_rid)
+    prompts = Background(stack, {"promptsListChanged": True}, rid=prompts_rid)
+    # list-changed needs no Tasks opt-in.
+    plain = Background(
+        stack, {"toolsListChanged": True}, rid=plain_rid, capabilities=NO_TASKS_CAPABILITIES
+    )
+    for listener in (tools, prompts, plain):
+        listener.wait_ack()
+
+    assert tasks.result("tools/call", {"name": "test_trigger_tool_change", "arguments": {}})
+    for listener, rid in ((tools, tools_rid), (plain, plain_rid)):
+        listened = listener.join()
+        listened.check()
+        assert listened.acked() == {"toolsListChanged": True}
+        assert listened.notifications == [
+            {"jsonrpc": "2.0", "method": TOOLS_CHANGED, "params": {"_meta": {SUBSCRIPTION_ID: rid}}}
+        ]
+
+    assert tasks.result("tools/call", {"name": "test_trigger_prompt_change", "arguments": {}})
+    listened = prompts.join()
+    listened.check()
+    assert listened.acked() == {"promptsListChanged": True}
+    # The tool change came first, and was not this filter's business.
+    assert listened.notifications == [
+        {
+            "jsonrpc": "2.0",
+            "method": PROMPTS_CHANGED,
+            "params": {"_meta": {SUBSCRIPTION_ID: prompts_rid}},
+        }
+    ]
+
+
+def test_a_list_change_is_not_sent_to_a_task_only_listen(
+    stack: EmbeddedStack, tasks: TaskClient, new_id: NewId
+) -> None:
+    task_id = tasks.create("slow_compute", {"seconds": 1.2, "label": "task-only"})
+    background = Background(stack, {"taskIds": [task_id]}, rid=new_id())
+    background.wait_ack()
+    assert tasks.result("tools/call", {"name": "test_trigger_tool_change", "arguments": {}})
+    listened = background.join()
+    listened.check()
+    assert [n["method"] for n in listened.notifications] == [TASK_NOTIFICATION]
+
+
+def test_the_ack_is_streamed_before_the_window_ends(
+    stack: EmbeddedStack, tasks: TaskClient, new_id: NewId
+) -> None:
+    window = 2.0  # the task keeps the window open about this long
+    task_id = tasks.create(
+        "slow_compute", {"seconds": window, "label": f"s-{secrets.token_hex(2)}"}
+    )
+    listened = listen(stack, {"taskIds": [task_id]}, rid=new_id())
+    listened.check()
+    assert listened.headers.get("transfer-encoding") == "chunked"
+    first_data, last_data = listened.timed[0][0], listened.timed[-1][0]
+    assert first_data < window / 2, f"the ack took {first_data:.2f} s"
+    assert last_data - first_data > window / 2, (first_data, last_data)
