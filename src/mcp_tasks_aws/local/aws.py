@@ -80,6 +80,50 @@ class _InProcessLambdas:
 
 LAMBDAS = _InProcessLambdas()
 _patched = False
+_dynamodb_serialised = False
+_DYNAMODB_LOCK = threading.RLock()
+
+
+def _serialise_moto_dynamodb() -> None:
+    """Make moto's item operations atomic, as DynamoDB's are.
+
+    moto checks a write's condition and applies the write as two steps, with no lock: two
+    threads (the HTTP server, state machine threads, the worker) can then both pass the same
+    condition, which DynamoDB never allows, and the tasks' race protection rests on it.
+    """
+    global _dynamodb_serialised
+    if _dynamodb_serialised:
+        return
+    import functools
+
+    from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.responses import DynamoHandler
+
+    operations = (
+        "put_item",
+        "get_item",
+        "update_item",
+        "delete_item",
+        "batch_get_item",
+        "query",
+        "scan",
+        "transact_write_items",
+        "transact_get_items",
+    )
+    # Whole requests (the response layer reads the old item for ALL_OLD, then writes) and the
+    # backend calls under them share one re-entrant lock.
+    for owner in (DynamoHandler, DynamoDBBackend):
+        for name in operations:
+            original = getattr(owner, name, None)
+            if original is None:
+                continue
+
+            def locked(*args: Any, __original: Any = original, **kwargs: Any) -> Any:
+                with _DYNAMODB_LOCK:
+                    return __original(*args, **kwargs)
+
+            setattr(owner, name, functools.wraps(original)(locked))
+    _dynamodb_serialised = True
 
 
 def _patch_moto_lambda() -> None:
@@ -192,6 +236,7 @@ def start_local_aws(template_path: Path, parameters: dict[str, str] | None = Non
     )
     mock.start()
     _patch_moto_lambda()
+    _serialise_moto_dynamodb()
     # moto's interpreter logs every failed execution loudly; failures are expected here.
     logging.getLogger("moto.stepfunctions.parser").setLevel(logging.CRITICAL)
 

@@ -1,0 +1,298 @@
+"""Fixtures for durable-task tests: moto resources from template.yaml, the embedded stack, and
+a small HTTP client for the Tasks extension.
+
+Every wait here has a deadline; every stack and mock is stopped and `os.environ` restored.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import Counter
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import boto3
+import pytest
+
+from mcp_tasks_aws.aws.dynamodb import DynamoTaskStore
+from mcp_tasks_aws.aws.stepfunctions import StepFunctionsRunner
+from mcp_tasks_aws.local.aws import REGION, LocalAws, start_local_aws
+from mcp_tasks_aws.local.server import PROJECT_ROOT, EmbeddedStack
+from mcp_tasks_aws.tasks.model import TERMINAL, TaskRecord, new_task_id
+
+PROTOCOL_VERSION = "2026-07-28"
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+CAPABILITIES: dict[str, Any] = {
+    "elicitation": {},
+    "sampling": {},
+    "extensions": {TASKS_EXTENSION: {}},
+}
+TEMPLATE = PROJECT_ROOT / "template.yaml"
+ANONYMOUS = "anonymous"
+
+Handler = Callable[[dict[str, Any], Any], Any]
+
+# Never let an environment proxy see loopback traffic.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def make_record(**overrides: Any) -> TaskRecord:
+    """A fresh `working` task record (owner anonymous, TTL one hour) unless overridden."""
+    now = now_ms()
+    values: dict[str, Any] = {
+        "task_id": new_task_id(),
+        "owner": ANONYMOUS,
+        "tool": "slow_compute",
+        "arguments": {"seconds": 0, "label": "record"},
+        "capabilities": CAPABILITIES,
+        "status": "working",
+        "created_at": now,
+        "updated_at": now,
+        "ttl_ms": 3_600_000,
+        "poll_interval_ms": 100,
+    }
+    values.update(overrides)
+    return TaskRecord(**values)
+
+
+def jwt(sub: str) -> str:
+    """An unsigned JWT with this subject (the embedded stack's authorizer reads it unverified)."""
+
+    def b64(data: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+    return f"{b64({'alg': 'none'})}.{b64({'sub': sub})}."
+
+
+def jwt_principal(sub: str) -> str:
+    """The principal `edge.apigw.principal_of` derives from `jwt(sub)` (no iss, no client)."""
+    return f"jwt:|{sub}|"
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float = 5.0, interval: float = 0.03) -> Any:
+    """Poll until `predicate()` is truthy; return its value, or fail at the deadline."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            pytest.fail(f"condition not met within {timeout} s")
+        time.sleep(interval)
+
+
+# -- moto resources only (store adapter tests) -----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def local_aws() -> Iterator[LocalAws]:
+    saved = dict(os.environ)
+    aws = start_local_aws(TEMPLATE)
+    try:
+        yield aws
+    finally:
+        aws.stop()
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@pytest.fixture(scope="module")
+def dynamodb(local_aws: LocalAws) -> Any:
+    return boto3.client("dynamodb", region_name=REGION)
+
+
+@pytest.fixture(scope="module")
+def store(local_aws: LocalAws, dynamodb: Any) -> DynamoTaskStore:
+    return DynamoTaskStore(dynamodb, local_aws.table_name)
+
+
+# -- the embedded stack ----------------------------------------------------------------------
+
+
+class WorkerDispatch:
+    """The WorkerFunction as the state machine sees it: the real worker handler, unless a test
+    routed a task (by id, or by its `label` argument) to another handler. Counts legs per task."""
+
+    def __init__(self, stack: EmbeddedStack) -> None:
+        self.stack = stack
+        self.by_task: dict[str, Handler] = {}
+        self.by_label: dict[str, Handler] = {}
+        self.legs: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def __call__(self, event: dict[str, Any], context: Any) -> Any:
+        task_id = str(event.get("taskId"))
+        with self._lock:
+            self.legs[task_id] += 1
+        handler = self.by_task.get(task_id)
+        if handler is None and self.by_label:
+            record = self.stack.worker.legs.store.get(task_id)
+            label = (record.arguments or {}).get("label") if record else None
+            handler = self.by_label.get(str(label))
+        return (handler or self.stack.worker.handler)(event, context)
+
+
+class TaskClient:
+    """JSON-RPC over HTTP to the embedded stack, with the 2026-07-28 envelope and headers."""
+
+    def __init__(self, stack: EmbeddedStack, dispatch: WorkerDispatch) -> None:
+        self.stack = stack
+        self.dispatch = dispatch
+        self._ids = 0
+        self._lock = threading.Lock()
+
+    # Handy handles on the stack's own adapters (the worker module's, same moto backends).
+    @property
+    def store(self) -> DynamoTaskStore:
+        store: DynamoTaskStore = self.stack.worker.legs.store
+        return store
+
+    @property
+    def runner(self) -> StepFunctionsRunner:
+        runner: StepFunctionsRunner = self.stack.worker.legs.runner
+        return runner
+
+    def body(self, method: str, params: dict[str, Any], rid: int | None = None) -> bytes:
+        if rid is None:
+            with self._lock:
+                self._ids += 1
+                rid = self._ids
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
+            "io.modelcontextprotocol/clientCapabilities": CAPABILITIES,
+        }
+        message = {
+            "jsonrpc": "2.0",
+            "id": rid,
+            "method": method,
+            "params": {**params, "_meta": meta},
+        }
+        return json.dumps(message).encode()
+
+    def headers(self, method: str, name: str | None, token: str | None) -> dict[str, str]:
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": PROTOCOL_VERSION,
+            "Mcp-Method": method,
+        }
+        if name is not None:
+            headers["Mcp-Name"] = name
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        return headers
+
+    def post(self, body: bytes, headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
+        request = urllib.request.Request(self.stack.url, data=body, headers=headers, method="POST")
+        try:
+            with _OPENER.open(request, timeout=15) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            raw = error.read()
+            return error.code, json.loads(raw) if raw else {}
+
+    def rpc(
+        self, method: str, params: dict[str, Any], *, token: str | None = None
+    ) -> dict[str, Any]:
+        """The JSON-RPC response message (result or error)."""
+        name = params.get("name") if method == "tools/call" else params.get("taskId")
+        _, message = self.post(self.body(method, params), self.headers(method, name, token))
+        return message
+
+    def result(self, method: str, params: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        message = self.rpc(method, params, **kwargs)
+        assert "error" not in message, message
+        result: dict[str, Any] = message["result"]
+        return result
+
+    # -- the Tasks extension --------------------------------------------------------------------
+
+    def create(self, tool: str, arguments: dict[str, Any], **kwargs: Any) -> str:
+        result = self.result("tools/call", {"name": tool, "arguments": arguments}, **kwargs)
+        assert result["resultType"] == "task", result
+        task_id: str = result["taskId"]
+        return task_id
+
+    def get(self, task_id: str, **kwargs: Any) -> dict[str, Any]:
+        return self.result("tasks/get", {"taskId": task_id}, **kwargs)
+
+    def update(self, task_id: str, responses: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        params = {"taskId": task_id, "inputResponses": responses}
+        return self.rpc("tasks/update", params, **kwargs)
+
+    def cancel(self, task_id: str, **kwargs: Any) -> dict[str, Any]:
+        return self.rpc("tasks/cancel", {"taskId": task_id}, **kwargs)
+
+    def wait_status(
+        self,
+        task_id: str,
+        statuses: set[str] | frozenset[str],
+        timeout: float = 6.0,
+        token: str | None = None,
+    ) -> dict[str, Any]:
+        def reached() -> dict[str, Any] | None:
+            task = self.get(task_id, token=token)
+            return task if task["status"] in statuses else None
+
+        task: dict[str, Any] = wait_until(reached, timeout)
+        return task
+
+    def wait_terminal(self, task_id: str, timeout: float = 6.0, **kwargs: Any) -> dict[str, Any]:
+        return self.wait_status(task_id, TERMINAL, timeout, **kwargs)
+
+    def wait_input(self, task_id: str, timeout: float = 6.0, **kwargs: Any) -> dict[str, Any]:
+        return self.wait_status(task_id, {"input_required"}, timeout, **kwargs)
+
+    def execution(self, task_id: str) -> dict[str, Any]:
+        sfn = boto3.client("stepfunctions", region_name=REGION)
+        described: dict[str, Any] = sfn.describe_execution(
+            executionArn=self.runner.execution_arn(task_id)
+        )
+        return described
+
+    def executions_named(self, task_id: str) -> list[dict[str, Any]]:
+        sfn = boto3.client("stepfunctions", region_name=REGION)
+        found: list[dict[str, Any]] = []
+        for page in sfn.get_paginator("list_executions").paginate(
+            stateMachineArn=self.stack.aws.state_machine_arn
+        ):
+            found += [e for e in page["executions"] if e["name"] == task_id]
+        return found
+
+
+def elicit_answer(content: dict[str, Any]) -> dict[str, Any]:
+    return {"action": "accept", "content": content}
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[EmbeddedStack]:
+    # EmbeddedStack writes its configuration into os.environ: put everything back afterwards.
+    saved = dict(os.environ)
+    try:
+        with EmbeddedStack(env={"MCP_TASKS_TOOLS": "conformance"}) as running:
+            yield running
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@pytest.fixture(scope="module")
+def dispatch(stack: EmbeddedStack) -> WorkerDispatch:
+    worker = WorkerDispatch(stack)
+    stack.aws.register("WorkerFunction", worker)
+    return worker
+
+
+@pytest.fixture(scope="module")
+def tasks(stack: EmbeddedStack, dispatch: WorkerDispatch) -> TaskClient:
+    return TaskClient(stack, dispatch)
