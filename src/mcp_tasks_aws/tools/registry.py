@@ -121,18 +121,28 @@ def _signature_fields(fn: Any, param_docs: dict[str, str]) -> tuple[dict[str, An
 
 
 @dataclass
-class ToolSpec:
-    """One registered tool."""
+class _FunctionSpec:
+    """What tools and prompts share: a described function whose signature is read lazily."""
 
     fn: Any
     name: str
     description: str
     title: str | None
+    param_docs: dict[str, str]
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.fn)
+
+
+@dataclass
+class ToolSpec(_FunctionSpec):
+    """One registered tool."""
+
     task: TaskPolicy
     ttl_ms: int | None
     poll_interval_ms: int | None
     annotations: dict[str, Any] | None
-    param_docs: dict[str, str]
     prelude: bool = False
 
     @cached_property
@@ -152,10 +162,6 @@ class ToolSpec:
     @property
     def context_param(self) -> str | None:
         return self._signature[1]
-
-    @property
-    def is_async(self) -> bool:
-        return inspect.iscoroutinefunction(self.fn)
 
     @cached_property
     def input_schema(self) -> dict[str, Any]:
@@ -220,14 +226,8 @@ class ToolSpec:
 
 
 @dataclass
-class PromptSpec:
+class PromptSpec(_FunctionSpec):
     """One registered prompt: a function of string arguments returning messages."""
-
-    fn: Any
-    name: str
-    description: str
-    title: str | None
-    param_docs: dict[str, str]
 
     @cached_property
     def _signature(self) -> tuple[list[dict[str, Any]], str | None]:
@@ -248,10 +248,6 @@ class PromptSpec:
     @property
     def context_param(self) -> str | None:
         return self._signature[1]
-
-    @property
-    def is_async(self) -> bool:
-        return inspect.iscoroutinefunction(self.fn)
 
     def to_wire(self) -> dict[str, Any]:
         prompt: dict[str, Any] = {
@@ -363,13 +359,7 @@ class ToolSet:
 
         def register(func: Any) -> Any:
             tool_name = name or func.__name__
-            _check_name(tool_name)
-            summary, param_docs = _docstring_parts(func)
-            text = description or summary
-            if not text:
-                raise ValueError(f"tool {tool_name!r} needs a description (docstring)")
-            if tool_name in self.tools:
-                raise ValueError(f"tool {tool_name!r} is registered twice")
+            text, param_docs = _describe("tool", tool_name, func, description, self.tools)
             self.tools[tool_name] = ToolSpec(
                 fn=func,
                 name=tool_name,
@@ -406,11 +396,7 @@ class ToolSet:
 
         def register(func: Any) -> Any:
             prompt_name = name or func.__name__
-            _check_name(prompt_name)
-            summary, param_docs = _docstring_parts(func)
-            text = description or summary
-            if not text:
-                raise ValueError(f"prompt {prompt_name!r} needs a description (docstring)")
+            text, param_docs = _describe("prompt", prompt_name, func, description, self.prompts)
             self.prompts[prompt_name] = PromptSpec(
                 fn=func, name=prompt_name, description=text, title=title, param_docs=param_docs
             )
@@ -439,6 +425,20 @@ class ToolSet:
             return func
 
         return register
+
+
+def _describe(
+    kind: str, name: str, func: Any, description: str | None, registered: dict[str, Any]
+) -> tuple[str, dict[str, str]]:
+    """Check a new tool's or prompt's name; return its description and parameter docs."""
+    _check_name(name)
+    if name in registered:
+        raise ValueError(f"{kind} {name!r} is registered twice")
+    summary, param_docs = _docstring_parts(func)
+    text = description or summary
+    if not text:
+        raise ValueError(f"{kind} {name!r} needs a description (docstring)")
+    return text, param_docs
 
 
 def _check_name(name: str) -> None:
