@@ -243,7 +243,7 @@ COMMON_RESOURCES = {
     "AWS::ApiGatewayV2::Integration": 1,
     "AWS::ApiGatewayV2::Route": 1,
     "AWS::Events::Rule": 1,
-    "AWS::CloudWatch::Alarm": 2,
+    "AWS::CloudWatch::Alarm": 4,  # API 5xx, failed executions, function errors, throttles
 }
 
 
