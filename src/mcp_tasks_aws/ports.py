@@ -55,8 +55,10 @@ class TaskStore(Protocol):
         input_requests: dict[str, dict[str, Any]],
         task_token: str,
         now_ms: int,
+        steps: dict[str, Any] | None = None,
     ) -> None:
-        """Leg `leg` needs input: record the requests and the token to resume with."""
+        """Leg `leg` needs input: record the requests, the token to resume with, and the
+        results of steps (`ctx.step`) first run in this leg."""
         ...
 
     def finish(

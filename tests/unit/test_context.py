@@ -291,3 +291,37 @@ def test_report_and_log_go_to_their_callbacks() -> None:
     # Without callbacks, both are silently ignored.
     make_ctx().report("ignored")
     make_ctx().log("info", "ignored")
+
+
+def test_a_step_runs_its_function_once_and_replays_the_recorded_result() -> None:
+    calls: list[int] = []
+
+    def effect() -> dict[str, int]:
+        calls.append(1)
+        return {"id": len(calls)}
+
+    first = ToolContext(capabilities=ClientCapabilities.model_validate({}), principal="p")
+    assert first.step("charge", effect) == {"id": 1}
+    assert first.new_steps == {"step:charge": {"id": 1}}
+    # A replay with the recorded result does not call the function again.
+    replay = ToolContext(
+        capabilities=ClientCapabilities.model_validate({}),
+        principal="p",
+        journal=first.consumed_answers,
+    )
+    assert replay.step("charge", effect) == {"id": 1}
+    assert replay.new_steps == {}
+    assert calls == [1]
+
+
+def test_a_step_name_used_twice_in_one_run_is_refused() -> None:
+    ctx = ToolContext(capabilities=ClientCapabilities.model_validate({}), principal="p")
+    ctx.step("once", lambda: 1)
+    with pytest.raises(ValueError, match="used twice"):
+        ctx.step("once", lambda: 2)
+
+
+def test_a_step_result_that_cannot_be_recorded_fails_at_once() -> None:
+    ctx = ToolContext(capabilities=ClientCapabilities.model_validate({}), principal="p")
+    with pytest.raises(TypeError):
+        ctx.step("socket", lambda: object())

@@ -344,28 +344,38 @@ class DynamoTaskStore:
         input_requests: dict[str, dict[str, Any]],
         task_token: str,
         now_ms: int,
+        steps: dict[str, Any] | None = None,
     ) -> None:
+        steps = steps or {}
         names = {"#requests": "inputRequests", "#token": "taskToken", "#asked": "askedKeys"}
         values: dict[str, Any] = {
             ":requests": {"M": {k: _s(encode_json(v)) for k, v in input_requests.items()}},
             ":token": _s(task_token),
-            ":keys": {"SS": sorted(input_requests)},
+            ":keys": {"SS": sorted({*input_requests, *steps})},
             ":now": _n(now_ms),
         }
+        sets = [
+            "#status = :input_required",
+            "#requests = :requests",
+            "#token = :token",
+            "#leg = #leg + :one",
+            "#updated = :now",
+            "#version = #version + :one",
+        ]
         removes = []
         for index, key in enumerate(input_requests):
             names[f"#k{index}"] = key
-            removes.append(f"#answers.#k{index}")
-        if removes:
-            names["#answers"] = "answers"
-        update = (
-            "SET #status = :input_required, #requests = :requests, #token = :token, "
-            "#leg = #leg + :one, #updated = :now, #version = #version + :one "
-            "ADD #asked :keys"
-        )
-        if removes:
             # A key is asked for the first time now: an answer given before it was asked
             # is not an answer to it.
+            removes.append(f"#answers.#k{index}")
+        for index, (key, value) in enumerate(steps.items()):
+            names[f"#s{index}"] = key
+            values[f":s{index}"] = _s(encode_json(value))
+            sets.append(f"#answers.#s{index} = :s{index}")
+        if removes or steps:
+            names["#answers"] = "answers"
+        update = f"SET {', '.join(sets)} ADD #asked :keys"
+        if removes:
             update += f" REMOVE {', '.join(removes)}"
         self._leg_write(task_id, leg, update, names, values)
 

@@ -248,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    logging.getLogger("botocore").setLevel(logging.WARNING)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         logger.warning("listening on %s: the embedded stack is meant for loopback only", args.host)
     stack = EmbeddedStack(args.host, args.port)

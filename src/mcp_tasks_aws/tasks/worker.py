@@ -129,7 +129,14 @@ class LegRunner:
             result = run_tool(spec, record.arguments, ctx)
         except InputNeeded as need:
             try:
-                self.store.park(record.task_id, record.leg, need.requests, task_token, self.clock())
+                self.store.park(
+                    record.task_id,
+                    record.leg,
+                    need.requests,
+                    task_token,
+                    self.clock(),
+                    steps=ctx.new_steps,  # side effects done in this leg are not redone
+                )
             except TaskNoLongerActive:
                 return "done"
             return "parked"

@@ -14,12 +14,15 @@ Invariants:
 - keys are deterministic per call site (qualified function name, line offset, occurrence), or
   given explicitly; a key is asked at most once per leg, so no key is reused within a task;
 - asking for a capability the client did not declare raises -32021 naming that capability;
-- recorded answers are validated against the shape of what was asked before a tool sees them.
+- recorded answers are validated against the shape of what was asked before a tool sees them;
+- `ctx.step(name, fn)` results are journalled like answers (keys `step:<name>`), so a replay
+  returns them instead of running `fn` again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
 from collections.abc import Callable, Generator, Mapping
 from typing import Any, Generic, Literal, TypeVar
@@ -105,6 +108,8 @@ def validate_answer(method: str, answer: Any) -> _Answer:
 
 
 AnswerT = TypeVar("AnswerT", bound="_Answer")
+StepT = TypeVar("StepT")
+STEP_PREFIX = "step:"
 
 
 class PendingInput(Generic[AnswerT]):
@@ -152,6 +157,7 @@ class ToolContext:
         self._site_counts: dict[str, int] = {}
         self._keys_used: set[str] = set()
         self._consumed: dict[str, Any] = {}
+        self._new_steps: dict[str, Any] = {}
         self._stop_at_task_boundary = stop_at_task_boundary
 
     # -- what the client declared -------------------------------------------------------------
@@ -223,6 +229,32 @@ class ToolContext:
         if missing:
             raise InputNeeded(missing)
         return tuple(answers[p.key] for p in pending)
+
+    def step(self, name: str, fn: Callable[[], StepT]) -> StepT:
+        """Run `fn` once per task (or multi round-trip call): replays return its recorded result.
+
+        Use it for side effects before a question (a deployment, a charge, an email): when the
+        tool is replayed after the answer, the step is not done again. The result must be JSON
+        (it is stored with the task's answers) and `name` unique within the tool.
+        """
+        key = f"{STEP_PREFIX}{name}"
+        if key in self._keys_used:
+            raise ValueError(f"step {name!r} is used twice in one run of the tool")
+        self._keys_used.add(key)
+        if key in self._journal:
+            recorded: StepT = self._journal[key]
+            self._consumed[key] = recorded
+            return recorded
+        value = fn()
+        json.dumps(value)  # fail now, not when the task is saved, if it cannot be recorded
+        self._new_steps[key] = value
+        self._consumed[key] = value
+        return value
+
+    @property
+    def new_steps(self) -> dict[str, Any]:
+        """Step results first computed in this leg (the worker records them when it parks)."""
+        return dict(self._new_steps)
 
     @property
     def consumed_answers(self) -> dict[str, Any]:
