@@ -207,15 +207,23 @@ class TaskService:
         except TaskNotWaiting as exc:
             if exc.record.is_expired(now):
                 raise _not_found(TaskNotFound(expired=True)) from exc
+            if exc.record.status == "cancelled":
+                # A retried cancel: the earlier one may have failed after its marker was
+                # written, leaving the execution running or parked. Release it again.
+                self._release_execution(exc.record)
             return {"resultType": "complete"}  # already terminal: acknowledged
         if before.is_expired(now):
             raise _not_found(TaskNotFound(expired=True))
         # The cancel marker is durable now; what follows only saves compute.
-        waiting = before.status == "input_required" and before.input_requests
-        if waiting and before.task_token and self.runner.interrupt(before.task_token):
-            return {"resultType": "complete"}
-        self.runner.stop(before.task_id)
+        self._release_execution(before)
         return {"resultType": "complete"}
+
+    def _release_execution(self, record: TaskRecord) -> None:
+        """End a cancelled task's execution: fail its wait for input, or stop it."""
+        waiting = bool(record.input_requests) and record.task_token is not None
+        if waiting and record.task_token and self.runner.interrupt(record.task_token):
+            return
+        self.runner.stop(record.task_id)
 
 
 def _not_found(exc: TaskNotFound) -> InvalidParams:
