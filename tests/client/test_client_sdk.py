@@ -258,7 +258,8 @@ async def test_tasks_requests_carry_the_routing_headers(stack_url: str) -> None:
 
     async with httpx2.AsyncClient(event_hooks={"request": [record]}) as http:
         transport = streamable_http_client(stack_url, http_client=http)
-        async with Client(transport, extensions=[TasksExtension(policy=FAST)]) as client:
+        extension = TasksExtension(policy=FAST, wait_mode="poll")  # so tasks/get is sent
+        async with Client(transport, extensions=[extension]) as client:
             handle = await Tasks(client).start("slow_compute", {"seconds": 0, "label": "h"})
             assert isinstance(handle, TaskHandle)
             with anyio.fail_after(10):

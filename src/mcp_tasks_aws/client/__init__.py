@@ -1,8 +1,9 @@
 """Client side of the Tasks extension, for the official `mcp` SDK client (extra `[client]`).
 
 Never imported by the Lambda functions. See `extension` (transparent `call_tool`), `handle`
-(the handle API by task id), `waiter` (the wait loop), `polling` (the cadence), `errors`, and
-`cli` (the `mcp-tasks` terminal client).
+(the handle API by task id), `waiter` (the wait loop, listening or polling), `listening` (the
+`subscriptions/listen` windows), `polling` (the cadence), `errors`, and `cli` (the
+`mcp-tasks` terminal client).
 """
 
 from mcp_tasks_aws.client.connect import TOKEN_ENV, connect
@@ -15,8 +16,9 @@ from mcp_tasks_aws.client.errors import (
 )
 from mcp_tasks_aws.client.extension import TasksExtension
 from mcp_tasks_aws.client.handle import TaskHandle, Tasks
+from mcp_tasks_aws.client.listening import TaskListener, TaskNotificationParams
 from mcp_tasks_aws.client.polling import Backoff, PollPolicy
-from mcp_tasks_aws.client.waiter import TaskProgress, WaitOptions
+from mcp_tasks_aws.client.waiter import TaskProgress, WaitMode, WaitOptions
 from mcp_tasks_aws.client.wire import TASKS_EXTENSION, CreateTaskResult, TaskSnapshot
 
 __all__ = [
@@ -30,11 +32,14 @@ __all__ = [
     "TaskFailedError",
     "TaskHandle",
     "TaskInputError",
+    "TaskListener",
     "TaskNotFoundError",
+    "TaskNotificationParams",
     "TaskProgress",
     "TaskSnapshot",
     "Tasks",
     "TasksExtension",
+    "WaitMode",
     "WaitOptions",
     "connect",
 ]

@@ -12,7 +12,9 @@ the `TasksExtension` (see `connect`), driven through the handle API (`Tasks`).
 Options (before or after the command): `--json` (machine-readable output on stdout, never
 prompts: an input request fails with exit code 5 and leaves the task running), `--token`
 (bearer token; default: the `MCP_TASKS_TOKEN` environment variable), `--timeout SECONDS` (give
-up waiting; the task keeps running), `--root PATH` (answer roots requests; repeatable).
+up waiting; the task keeps running), `--root PATH` (answer roots requests; repeatable),
+`--poll` (wait by polling `tasks/get`; by default a wait listens with `subscriptions/listen`
+when the server supports it, and polls otherwise).
 
 Exit codes: 0 done; 1 the tool reported an error (`isError`); 2 usage or arguments; 3 the
 task failed or the server answered an error; 4 the task was cancelled; 5 input was needed
@@ -278,7 +280,9 @@ class Cli:
         options: dict[str, Any] = {"elicitation_callback": self.elicit}
         if self.args.root:
             options["list_roots_callback"] = self.list_roots
-        extension = TasksExtension(cancel_if_abandoned=False)
+        extension = TasksExtension(
+            cancel_if_abandoned=False, wait_mode="poll" if self.args.poll else "listen"
+        )
         return connect(self.args.url, token=self.args.token, extension=extension, **options)
 
     async def run(self) -> int:
@@ -583,6 +587,12 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument(
         "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no status line"
     )
+    common.add_argument(
+        "--poll",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="wait by polling tasks/get instead of listening (subscriptions/listen)",
+    )
 
     parser = argparse.ArgumentParser(
         prog="mcp-tasks",
@@ -623,6 +633,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "timeout": None,
         "root": [],
         "quiet": False,
+        "poll": False,
     }
     for key, value in defaults.items():
         if not hasattr(args, key):

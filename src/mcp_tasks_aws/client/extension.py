@@ -11,6 +11,11 @@
   the server answered inline or with a task, after the SDK has already driven any
   multi-round-trip (`input_required`) exchange that came before the task existed.
 
+Waiting listens when it can: the extension's one `NotificationBinding` (`notifications/tasks`)
+feeds a `TaskListener`, and each wait sends `subscriptions/listen` windows filtered to its task
+through the session (see `listening` and `waiter`), falling back to polling `tasks/get` when
+the server cannot listen. `wait_mode="poll"` always polls.
+
 Everything else comes from the SDK unchanged: the transport, the session, and the sampling /
 elicitation / roots callbacks given to `Client(...)`, which also answer the task's
 `inputRequests`.
@@ -34,11 +39,12 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
-from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+from mcp.client.extension import ClaimContext, ClientExtension, NotificationBinding, ResultClaim
 from mcp_types import CallToolResult
 
+from mcp_tasks_aws.client.listening import TaskListener
 from mcp_tasks_aws.client.polling import PollPolicy
-from mcp_tasks_aws.client.waiter import StatusCallback, WaitOptions, wait_for_task
+from mcp_tasks_aws.client.waiter import StatusCallback, WaitMode, WaitOptions, wait_for_task
 from mcp_tasks_aws.client.wire import TASKS_EXTENSION, CreateTaskResult
 
 __all__ = ["TaskCreatedCallback", "TaskHandoff", "TasksExtension"]
@@ -80,6 +86,11 @@ class TasksExtension(ClientExtension):
         request_timeout: Timeout of each `tasks/*` request; by default the call's
             `read_timeout_seconds`, else the client's.
         cancel_timeout: Bound on that abandoning `tasks/cancel`.
+        wait_mode: `"listen"` (default): wait by listening (`subscriptions/listen` windows)
+            when the server supports it, polling otherwise or when a window fails;
+            `"poll"`: always poll `tasks/get`.
+        listen_timeout: Bound on one listen window; one that takes longer fails and the wait
+            polls (the server's windows last 20 s at most when deployed).
     """
 
     identifier = TASKS_EXTENSION
@@ -93,13 +104,22 @@ class TasksExtension(ClientExtension):
         cancel_if_abandoned: bool = True,
         request_timeout: float | None = None,
         cancel_timeout: float = 5.0,
+        wait_mode: WaitMode = "listen",
+        listen_timeout: float = 60.0,
     ) -> None:
+        if wait_mode not in ("listen", "poll"):
+            raise ValueError(f"wait_mode must be 'listen' or 'poll', not {wait_mode!r}")
         self.policy = policy or PollPolicy()
         self.on_status = on_status
         self.on_task_created = on_task_created
         self.cancel_if_abandoned = cancel_if_abandoned
         self.request_timeout = request_timeout
         self.cancel_timeout = cancel_timeout
+        self.wait_mode: WaitMode = wait_mode
+        self.listen_timeout = listen_timeout
+        self.listener = TaskListener()
+        """Routes this extension's `notifications/tasks` to waits; remembers sessions that
+        cannot listen."""
 
     def settings(self) -> dict[str, Any]:
         return {}  # the spec defines no settings: an empty object declares support
@@ -111,6 +131,9 @@ class TasksExtension(ClientExtension):
             ),
         )
 
+    def notifications(self) -> Sequence[NotificationBinding[Any]]:
+        return (self.listener.binding(),)
+
     def wait_options(self, **overrides: Any) -> WaitOptions:
         """This extension's defaults as `WaitOptions`, with `overrides` applied."""
         values: dict[str, Any] = {
@@ -119,6 +142,9 @@ class TasksExtension(ClientExtension):
             "cancel_if_abandoned": self.cancel_if_abandoned,
             "request_timeout": self.request_timeout,
             "cancel_timeout": self.cancel_timeout,
+            "wait_mode": self.wait_mode,
+            "listener": self.listener,
+            "listen_timeout": self.listen_timeout,
         }
         values.update({key: value for key, value in overrides.items() if value is not None})
         return WaitOptions(**values)

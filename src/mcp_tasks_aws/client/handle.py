@@ -30,6 +30,7 @@ from mcp_tasks_aws.client.extension import TaskHandoff, TasksExtension, handoff
 from mcp_tasks_aws.client.polling import PollPolicy
 from mcp_tasks_aws.client.waiter import (
     StatusCallback,
+    WaitMode,
     cancel_task,
     get_task,
     update_task,
@@ -60,6 +61,7 @@ class TaskHandle:
         timeout: float | None = None,
         cancel_if_abandoned: bool = False,
         policy: PollPolicy | None = None,
+        wait_mode: WaitMode | None = None,
     ) -> CallToolResult:
         return await self.tasks.wait(
             self.task_id,
@@ -67,6 +69,7 @@ class TaskHandle:
             timeout=timeout,
             cancel_if_abandoned=cancel_if_abandoned,
             policy=policy,
+            wait_mode=wait_mode,
             tool_name=self.tool_name,
             initial=self.created,
         )
@@ -150,15 +153,22 @@ class Tasks:
         policy: PollPolicy | None = None,
         tool_name: str | None = None,
         initial: CreateTaskResult | None = None,
+        wait_mode: WaitMode | None = None,
     ) -> CallToolResult:
         """Wait for the task's end; input requests go to the client's callbacks.
+
+        The wait listens or polls as the extension's `wait_mode` says, unless `wait_mode` is
+        given here.
 
         Raises:
             TimeoutError: `timeout` elapsed (the task keeps running unless `cancel_if_abandoned`).
             TaskFailedError, TaskCancelledError, TaskInputError, TaskNotFoundError: see `errors`.
         """
         options = self.extension.wait_options(
-            on_status=on_status, policy=policy, cancel_if_abandoned=cancel_if_abandoned
+            on_status=on_status,
+            policy=policy,
+            cancel_if_abandoned=cancel_if_abandoned,
+            wait_mode=wait_mode,
         )
         answered = self._answered.setdefault(task_id, set())
         with anyio.fail_after(timeout):

@@ -5,17 +5,50 @@ This module owns what happens between a task handle and its final `CallToolResul
 - `get_task`, `update_task`, `cancel_task`: one request each, sent with
   `ClientSession.send_request` (so the session stamps the 2026-07-28 envelope, the per-request
   capabilities with the extension's identifier, and the `Mcp-Method` / `Mcp-Name` headers);
-- `wait_for_task`: polls `tasks/get` at the cadence of `polling.Backoff`; reports status changes
-  to a callback; answers `inputRequests` through the session's own sampling / elicitation /
-  roots callbacks (`ClientSession.dispatch_input_request`, the same table the SDK's
-  multi-round-trip driver uses), each key once per wait even though every poll repeats the
-  outstanding ones, and sends the answers with `tasks/update`; keeps polling while an answer is
-  being prepared (a human filling a form does not stop status updates); and maps the terminal
-  state to a result or a typed error (see `errors`).
+- `wait_for_task`: follows the task until it ends, by listening (`subscriptions/listen`
+  windows, see below) when it can, else by polling `tasks/get` at the cadence of
+  `polling.Backoff`. Either way it reports status changes to a callback; answers
+  `inputRequests` through the session's own sampling / elicitation / roots callbacks
+  (`ClientSession.dispatch_input_request`, the same table the SDK's multi-round-trip driver
+  uses), each key once per wait even though every poll and notification repeats the
+  outstanding ones, and sends the answers with `tasks/update`; keeps following the task while
+  an answer is being prepared (a human filling a form does not stop status updates); and maps
+  the terminal state to a result or a typed error (see `errors`).
 
 If the wait ends without a terminal state (the awaiting coroutine is cancelled, an input
 request cannot be answered, polling fails) and `cancel_if_abandoned` is set, a `tasks/cancel`
 is sent, shielded from the cancellation and bounded by `cancel_timeout`.
+
+**Listening** (`wait_mode="listen"`, the default, with the `TaskListener` of a
+`TasksExtension`; see `listening` for how a window is sent). The server delivers a task's
+status changes in bounded windows: one ends once something was delivered, once the task is
+terminal, or after its length (20 s deployed), and the client listens again. Each window's
+notifications are handled as polled snapshots would be; a terminal one ends the wait.
+
+A window reports changes relative to the state it found when it opened, so a change between
+two windows (or between the task's creation and the first window) is not notified. To close
+that gap the waiter does **one `tasks/get` per window** (none when the window brought the
+terminal state): `listen_check_after` seconds into the window, or when the window ends if
+that is sooner. A `tasks/get` issued after the server opened the window sees every change
+made before that, and the window notifies every change made after, so nothing falls between
+them; if the `tasks/get` was answered before the window opened (a slow start), a change in
+between is seen by the next window's `tasks/get`: late by at most one window, never lost, and
+a terminal state is never late at all, because a window on a terminal task closes at once.
+This was preferred over "a `tasks/get` after each window" because that leaves the same gap
+every time (its answer precedes the next window), which costs a whole window (20 s) whenever a
+task asks for input just after a window ended or just after it was created. Notifications
+can reach the waiter after the window's response (the SDK dispatches them on their own task);
+they are handled in the next window, and any snapshot older (`lastUpdatedAt`) than one already
+seen is ignored, so the status never goes backwards.
+
+The wait falls back to polling, for the rest of the wait, when: the wait mode is `"poll"`; no
+listener was given; the listener says the session cannot listen (an older protocol version,
+a server that does not advertise the Tasks extension, or one that answered -32601 before);
+a listen answers -32601 (remembered for the session); or a window fails any other way (an
+error answer, an HTTP error, a malformed or truncated stream, `listen_timeout`). A window
+that ends quickly (under `min_listen_window`) without delivering anything is followed by the
+polling delay before the next one, so a server that answers listens at once costs no more
+than polling.
 """
 
 from __future__ import annotations
@@ -25,7 +58,8 @@ import logging
 import random
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, Literal, TypeAlias
 
 import anyio
 import anyio.abc
@@ -35,6 +69,7 @@ from mcp_types import (
     CONNECTION_CLOSED,
     INTERNAL_ERROR,
     INVALID_PARAMS,
+    METHOD_NOT_FOUND,
     REQUEST_TIMEOUT,
     CallToolResult,
     ErrorData,
@@ -48,6 +83,7 @@ from mcp_tasks_aws.client.errors import (
     TaskInputError,
     TaskNotFoundError,
 )
+from mcp_tasks_aws.client.listening import Inbox, TaskListener
 from mcp_tasks_aws.client.polling import PollPolicy
 from mcp_tasks_aws.client.wire import (
     CancelTaskRequest,
@@ -65,6 +101,7 @@ from mcp_tasks_aws.client.wire import (
 __all__ = [
     "StatusCallback",
     "TaskProgress",
+    "WaitMode",
     "WaitOptions",
     "cancel_task",
     "get_task",
@@ -94,6 +131,9 @@ class TaskProgress:
 
 StatusCallback = Callable[[TaskProgress], Awaitable[None] | None]
 
+WaitMode: TypeAlias = Literal["listen", "poll"]
+"""`"listen"`: listen when the server can, else poll (the default); `"poll"`: always poll."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class WaitOptions:
@@ -112,6 +152,17 @@ class WaitOptions:
     """Consecutive transient poll failures tolerated before the wait fails."""
     rng: random.Random | None = None
     """Jitter source (tests pass a seeded one)."""
+    wait_mode: WaitMode = "listen"
+    """Listen when possible (falling back to polling), or always poll."""
+    listener: TaskListener | None = None
+    """Where notifications arrive (a `TasksExtension`'s); without one, the wait polls."""
+    listen_timeout: float = 60.0
+    """Bound on one listen window (the server's window, 20 s deployed, plus its delivery);
+    a window still open after it counts as failed and the wait polls."""
+    listen_check_after: float = 1.0
+    """Seconds into a window at which its one `tasks/get` is sent (see the module's docstring)."""
+    min_listen_window: float = 0.5
+    """A window shorter than this that delivered nothing is followed by the polling delay."""
 
 
 def _dump(value: InputResponse | BaseModel | Mapping[str, Any]) -> dict[str, Any]:
@@ -176,6 +227,28 @@ def result_of(snapshot: TaskSnapshot) -> CallToolResult:
     return snapshot.call_tool_result()
 
 
+def _parse_time(value: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class _WindowEnd:
+    """Put in the inbox when a listen window has ended; `error` when it failed."""
+
+    error: Exception | None = None
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """The window's `tasks/get` answer, or why it failed, put in the inbox."""
+
+    snapshot: TaskSnapshot | None = None
+    error: Exception | None = None
+
+
 class _Wait:
     """The state of one `wait_for_task` call."""
 
@@ -195,6 +268,8 @@ class _Wait:
         self.backoff = options.policy.backoff(options.rng)
         self.started = anyio.current_time()
         self.last_seen: tuple[str, str | None] | None = None
+        self.latest: datetime | None = None
+        self.hint: int | None = None
         self.failure: BaseException | None = None
         self.wake = anyio.Event()
 
@@ -215,6 +290,35 @@ class _Wait:
         outcome = self.options.on_status(progress)
         if inspect.isawaitable(outcome):
             await outcome
+
+    def stale(self, task: TaskFields) -> bool:
+        """Whether `task` is older than a state already seen (a notification handled late)."""
+        updated = _parse_time(task.last_updated_at)
+        if updated is None:
+            return False
+        if updated.tzinfo is None:
+            updated = updated.replace(tzinfo=UTC)
+        if self.latest is not None and updated < self.latest and not task.is_terminal:
+            return True
+        self.latest = updated if self.latest is None else max(updated, self.latest)
+        return False
+
+    async def observe(self, snapshot: TaskSnapshot, tg: anyio.abc.TaskGroup) -> bool:
+        """Handle one state of the task, polled or notified; True when it is terminal."""
+        if self.stale(snapshot):
+            return False
+        self.hint = snapshot.poll_interval_ms
+        await self.report(snapshot)
+        if snapshot.is_terminal:
+            return True
+        if snapshot.status == "input_required" and snapshot.input_requests:
+            fresh = {
+                key: raw for key, raw in snapshot.input_requests.items() if key not in self.answered
+            }
+            if fresh:
+                self.answered.update(fresh)
+                tg.start_soon(self.answer, fresh, tg)
+        return False
 
     async def poll(self) -> TaskSnapshot:
         failures = 0
@@ -258,26 +362,122 @@ class _Wait:
     async def loop(self, tg: anyio.abc.TaskGroup, initial: TaskFields | None) -> TaskSnapshot:
         delay = 0.0
         if initial is not None:
+            self.stale(initial)  # its lastUpdatedAt is the oldest state worth reporting
+            self.hint = initial.poll_interval_ms
             await self.report(initial)
             if not initial.is_terminal:  # a terminal seed carries no payload: fetch it now
                 delay = self.backoff.next_delay(initial.poll_interval_ms)
+        listener = self.listener()
+        if listener is not None and (initial is None or not initial.is_terminal):
+            if initial is None:  # re-attaching: show where the task is before the first window
+                snapshot = await self.poll()
+                if await self.observe(snapshot, tg):
+                    return snapshot
+            terminal = await self.listen(tg, listener)
+            if terminal is not None:
+                return terminal
+            delay = 0.0  # polling from here on: start with a fresh look
         while True:
             if delay:
                 await self.sleep(delay)
             snapshot = await self.poll()
-            await self.report(snapshot)
-            if snapshot.is_terminal:
+            if await self.observe(snapshot, tg):
                 return snapshot
-            if snapshot.status == "input_required" and snapshot.input_requests:
-                fresh = {
-                    key: raw
-                    for key, raw in snapshot.input_requests.items()
-                    if key not in self.answered
-                }
-                if fresh:
-                    self.answered.update(fresh)
-                    tg.start_soon(self.answer, fresh, tg)
             delay = self.backoff.next_delay(snapshot.poll_interval_ms)
+
+    # -- listening ----------------------------------------------------------------------------
+
+    def listener(self) -> TaskListener | None:
+        """The listener to wait with, or None to poll."""
+        listener = self.options.listener
+        if self.options.wait_mode != "listen" or listener is None:
+            return None
+        return listener if listener.available(self.session) else None
+
+    async def listen(self, tg: anyio.abc.TaskGroup, listener: TaskListener) -> TaskSnapshot | None:
+        """Follow the task window after window: its terminal snapshot, or None to poll instead."""
+        with listener.subscribe(self.task_id) as inbox:
+            while True:
+                opened = anyio.current_time()
+                outcome = await self.window(tg, listener, inbox)
+                if outcome is None or isinstance(outcome, TaskSnapshot):
+                    return outcome
+                quick = anyio.current_time() - opened < self.options.min_listen_window
+                if not outcome and quick:  # a server that closes windows at once: poll's pace
+                    await self.sleep(self.backoff.next_delay(self.hint))
+
+    async def window(
+        self, tg: anyio.abc.TaskGroup, listener: TaskListener, inbox: Inbox[Any]
+    ) -> TaskSnapshot | bool | None:
+        """One listen window and its `tasks/get`.
+
+        Returns the terminal snapshot when the task ended; else whether a notification was
+        delivered; None when the window failed (the wait polls from then on).
+        """
+        ended = anyio.Event()
+        window_over = checked = delivered = False
+        outcome: TaskSnapshot | bool | None = None
+        failure: Exception | None = None
+
+        async def listen_once() -> None:
+            error: Exception | None = None
+            try:
+                await listener.open_window(
+                    self.session, self.task_id, timeout=self.options.listen_timeout
+                )
+            except Exception as exc:
+                error = exc
+            ended.set()
+            inbox.put(_WindowEnd(error))
+
+        async def check() -> None:
+            with anyio.move_on_after(self.options.listen_check_after):
+                await ended.wait()
+            try:
+                inbox.put(_Checked(snapshot=await self.poll()))
+            except Exception as exc:
+                inbox.put(_Checked(error=exc))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(listen_once)
+            group.start_soon(check)
+            while True:
+                item = await inbox.receive.receive()
+                if isinstance(item, _WindowEnd):
+                    if item.error is not None:
+                        self.window_failed(listener, item.error)
+                        break
+                    window_over = True
+                elif isinstance(item, _Checked):
+                    if item.error is not None:
+                        failure = item.error
+                        break
+                    assert item.snapshot is not None
+                    checked = True
+                    if await self.observe(item.snapshot, tg):
+                        outcome = item.snapshot
+                        break
+                else:  # a notifications/tasks payload
+                    delivered = True
+                    if await self.observe(item, tg):
+                        outcome = item
+                        break
+                if window_over and checked:
+                    outcome = delivered
+                    break
+            group.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+        return outcome
+
+    def window_failed(self, listener: TaskListener, error: Exception) -> None:
+        if isinstance(error, MCPError) and error.code == METHOD_NOT_FOUND:
+            listener.mark_unsupported(self.session)
+            logger.info("the server does not serve subscriptions/listen; polling instead")
+        else:
+            logger.warning(
+                "listening for task %s failed (%s); polling instead", self.task_id, error
+            )
 
     async def answer(self, batch: dict[str, dict[str, Any]], outer: anyio.abc.TaskGroup) -> None:
         responses: dict[str, dict[str, Any]] = {}
@@ -353,10 +553,14 @@ async def wait_for_task(
 ) -> CallToolResult:
     """Wait for a task's end and return its `CallToolResult`.
 
+    Listens when `options.wait_mode` is `"listen"`, `options.listener` is set (a
+    `TasksExtension`'s, whose notification binding feeds it) and the session can listen;
+    polls otherwise (see the module's docstring for the fallbacks).
+
     Args:
         session: An entered 2026-07-28 session whose capabilities declare the extension.
         task_id: The task to wait for.
-        options: Cadence, callbacks and the abandon policy.
+        options: Listening or polling, cadence, callbacks and the abandon policy.
         tool_name: For `TaskProgress` only.
         initial: The task as already known (the `CreateTaskResult`), reported first.
         answered: `inputRequests` keys already answered; updated in place.
