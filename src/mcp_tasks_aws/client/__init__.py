@@ -1,9 +1,9 @@
 """Client side of the Tasks extension, for the official `mcp` SDK client (extra `[client]`).
 
 Never imported by the Lambda functions. See `extension` (transparent `call_tool`), `handle`
-(the handle API by task id), `waiter` (the wait loop, listening or polling), `listening` (the
-`subscriptions/listen` windows), `polling` (the cadence), `errors`, and `cli` (the
-`mcp-tasks` terminal client).
+(the handle API by task id), `waiter` (the wait loop, listening or polling), `listen_windows`
+(waiting by listening), `listening` (the `subscriptions/listen` windows), `polling` (the
+cadence), `errors`, and `cli` (the `mcp-tasks` terminal client, with `terminal` and `forms`).
 """
 
 from mcp_tasks_aws.client.connect import TOKEN_ENV, connect

@@ -1,9 +1,10 @@
 """`mcp-tasks`: a terminal client for MCP servers whose long tools run as tasks.
 
-This module owns the command line: argument parsing, the terminal (a live status line on
-stderr, elicitation forms, the Ctrl-C question), output (human text, or one JSON document per
-command with `--json`) and exit codes. The protocol work is the library's: an SDK `Client` with
-the `TasksExtension` (see `connect`), driven through the handle API (`Tasks`).
+This module owns the command line: argument parsing, what each command does, and the exit
+code it ends with. What the commands print and ask (human text or one JSON document per
+command with `--json`, the live status line on stderr, elicitation forms, the Ctrl-C question)
+is `terminal`'s and `forms`'. The protocol work is the library's: an SDK `Client` with the
+`TasksExtension` (see `connect`), driven through the handle API (`Tasks`).
 
     mcp-tasks tools URL
     mcp-tasks call URL TOOL [key=value | key:=JSON ...] [--detach]
@@ -28,16 +29,11 @@ Ctrl-C, or end of input, leaves it running); either way the task id is printed t
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import queue
-import signal
 import sys
-import threading
 from collections.abc import Awaitable, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, suppress
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -57,7 +53,6 @@ from mcp_types import (
     Root,
     Tool,
 )
-from pydantic import BaseModel
 
 from mcp_tasks_aws.client.connect import TOKEN_ENV, connect
 from mcp_tasks_aws.client.errors import (
@@ -69,8 +64,8 @@ from mcp_tasks_aws.client.errors import (
 from mcp_tasks_aws.client.extension import TasksExtension
 from mcp_tasks_aws.client.forms import ArgumentError, confirm_url, fill_form, parse_arguments
 from mcp_tasks_aws.client.handle import TaskHandle, Tasks
+from mcp_tasks_aws.client.terminal import Console, Interrupts, LineReader, Output, confirm_cancel
 from mcp_tasks_aws.client.waiter import TaskProgress
-from mcp_tasks_aws.client.wire import TaskFields, TaskSnapshot
 
 __all__ = ["main"]
 
@@ -78,162 +73,15 @@ EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 EXIT_CANCELLED, EXIT_INPUT, EXIT_NOT_FOUND, EXIT_TIMEOUT, EXIT_INTERRUPTED = 4, 5, 6, 124, 130
 
 
-def _dump(model: BaseModel) -> dict[str, Any]:
-    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
-
-
-# -- terminal ------------------------------------------------------------------------------------
-
-
-class LineReader:
-    """Lines from a file descriptor, read by one background thread, awaited cancel-safely.
-
-    A prompt abandoned by Ctrl-C must not swallow the next line typed, so lines are read by a
-    single thread into a queue and every prompt takes the next one from there. The thread
-    reads the raw descriptor (`os.read`), never `sys.stdin`'s buffer, so it cannot block the
-    interpreter's shutdown.
-    """
-
-    def __init__(self, fd: int | None) -> None:
-        self._fd = fd
-        self._lines: queue.Queue[str | None] = queue.Queue()
-        self._thread: threading.Thread | None = None
-        self._eof = False
-
-    def _run(self) -> None:
-        assert self._fd is not None
-        pending = b""
-        while True:
-            try:
-                chunk = os.read(self._fd, 4096)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                if pending:
-                    self._lines.put(pending.decode(errors="replace"))
-                self._lines.put(None)
-                return
-            pending += chunk
-            while b"\n" in pending:
-                line, _, pending = pending.partition(b"\n")
-                self._lines.put(line.decode(errors="replace").rstrip("\r"))
-
-    @property
-    def interactive(self) -> bool:
-        """Whether a person types the lines (a terminal), rather than a script."""
-        return self._fd is not None and os.isatty(self._fd)
-
-    async def readline(self) -> str | None:
-        if self._eof or self._fd is None:
-            return None
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="mcp-tasks-stdin", daemon=True)
-            self._thread.start()
-        while True:
-            try:
-                line = self._lines.get_nowait()
-            except queue.Empty:
-                await anyio.sleep(0.02)
-                continue
-            if line is None:
-                self._eof = True
-            return line
-
-
-class Console:
-    """stderr: a status line (live on a terminal, one line per change otherwise) and prompts."""
-
-    def __init__(self, err: TextIO, reader: LineReader, *, quiet: bool = False) -> None:
-        self.err = err
-        self.reader = reader
-        self.quiet = quiet
-        self.live = err.isatty()
-        self._status: str | None = None
-        self._shown = False
-        self.echo_answers = not reader.interactive
-        self.tracked: TaskFields | None = None
-        """The task the live status line follows (re-rendered by `tick` for the elapsed time)."""
-
-    async def tick(self) -> None:
-        """Keep a live status line's elapsed time moving."""
-        while True:
-            await anyio.sleep(0.25)
-            if self.live and self.tracked is not None and self._shown:
-                self.status(_status_text(self.tracked))
-
-    def _clear(self) -> None:
-        if self._shown:
-            self.err.write("\r\x1b[K")
-            self._shown = False
-
-    def status(self, text: str) -> None:
-        """Show `text` as the status (a new line per change unless stderr is a terminal)."""
-        if self.quiet:
-            return
-        if self.live:
-            self._clear()
-            self.err.write(text[: max(20, _columns() - 1)])
-            self._shown = True
-            self.err.flush()
-        elif text != self._status:
-            self.err.write(text + "\n")
-            self.err.flush()
-        self._status = text
-
-    def say(self, text: str) -> None:
-        self._clear()
-        self.err.write(text + "\n")
-        self.err.flush()
-
-    async def ask(self, prompt: str) -> str | None:
-        self._clear()
-        self.err.write(prompt)
-        self.err.flush()
-        answer = await self.reader.readline()
-        if self.echo_answers or answer is None:
-            self.err.write(("" if answer is None else answer) + "\n")
-            self.err.flush()
-        return answer
-
-    def done(self) -> None:
-        self._clear()
-        self.err.flush()
-
-
-def _columns() -> int:
-    try:
-        columns = os.get_terminal_size(sys.stderr.fileno()).columns
-    except (OSError, ValueError):
-        return 100
-    return columns if columns > 0 else 100
-
-
-class Interrupts:
-    """SIGINT cancels the current scope instead of raising `KeyboardInterrupt` anywhere."""
-
-    def __init__(self) -> None:
-        self.scope: anyio.CancelScope | None = None
-        self.count = 0
-
-    async def watch(self) -> None:
-        try:
-            receiver = anyio.open_signal_receiver(signal.SIGINT)
-        except NotImplementedError:  # pragma: no cover - platforms without signal handlers
-            return
-        with receiver as signals:
-            async for _ in signals:
-                self.count += 1
-                if self.scope is not None:
-                    self.scope.cancel()
-
-
 # -- the commands ----------------------------------------------------------------------------------
 
 
 @dataclass
 class Cli:
+    """One `mcp-tasks` command: its client, its callbacks for input requests, its exit code."""
+
     args: argparse.Namespace
-    out: TextIO
+    output: Output
     console: Console
     interrupts: Interrupts
     refused_input: str | None = None
@@ -243,18 +91,6 @@ class Cli:
     @property
     def json(self) -> bool:
         return bool(self.args.json)
-
-    def emit(self, document: dict[str, Any]) -> None:
-        self.out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-        self.out.flush()
-
-    def error(self, kind: str, message: str, exit_code: int, **extra: Any) -> int:
-        """Report an error (JSON on stdout with --json, text on stderr); return `exit_code`."""
-        if self.json:
-            self.emit({"error": {"kind": kind, "message": message, **extra}})
-        else:
-            self.console.say(f"error: {message}")
-        return exit_code
 
     # callbacks the session answers input requests with
 
@@ -293,8 +129,8 @@ class Cli:
                 return await command(client)
             except MCPError as exc:
                 if self.refused_input is not None:  # our own --json refusal, before any task
-                    return self.error("input_required", exc.message, EXIT_INPUT)
-                return self.error(
+                    return self.output.error("input_required", exc.message, EXIT_INPUT)
+                return self.output.error(
                     "protocol", exc.message, EXIT_FAILED, code=exc.code, data=exc.data
                 )
 
@@ -307,15 +143,7 @@ class Cli:
             cursor = page.next_cursor
             if cursor is None:
                 break
-        if self.json:
-            self.emit({"tools": [_dump(t) for t in tools]})
-            return EXIT_OK
-        for tool in tools:
-            self.out.write(f"{tool.name}({_signature(tool)})\n")
-            summary = (tool.description or "").strip().splitlines()
-            if summary:
-                self.out.write(f"    {summary[0]}\n")
-        self.out.flush()
+        self.output.tools(tools)
         return EXIT_OK
 
     async def _find_tool(self, client: Client, name: str) -> Tool | None:
@@ -332,23 +160,21 @@ class Cli:
     async def cmd_call(self, client: Client) -> int:
         tool = await self._find_tool(client, self.args.tool)
         if tool is None:
-            return self.error("usage", f"the server has no tool {self.args.tool!r}", EXIT_USAGE)
+            return self.output.error(
+                "usage", f"the server has no tool {self.args.tool!r}", EXIT_USAGE
+            )
         try:
             arguments = parse_arguments(self.args.arguments, tool.input_schema)
         except ArgumentError as exc:
-            return self.error("usage", f"{tool.name}: {exc}", EXIT_USAGE)
+            return self.output.error("usage", f"{tool.name}: {exc}", EXIT_USAGE)
         tasks = Tasks(client)
         started = await tasks.start(tool.name, arguments)
         if isinstance(started, CallToolResult):
-            return self.print_result(None, started)
+            return self.finish(None, started)
         if not self.json:
             self.console.say(f"task {started.task_id} started ({tool.name})")
         if self.args.detach:
-            if self.json:
-                self.emit({"taskId": started.task_id, **_dump_task(started.created)})
-            else:
-                self.out.write(started.task_id + "\n")
-                self.out.flush()
+            self.output.detached(started)
             return EXIT_OK
         return await self.wait(started)
 
@@ -359,11 +185,8 @@ class Cli:
         try:
             snapshot = await Tasks(client).get(self.args.task_id)
         except TaskNotFoundError as exc:
-            return self.error("not_found", str(exc), EXIT_NOT_FOUND, taskId=exc.task_id)
-        if self.json:
-            self.emit(_dump(snapshot))
-            return EXIT_OK
-        self.print_snapshot(snapshot)
+            return self.output.error("not_found", str(exc), EXIT_NOT_FOUND, taskId=exc.task_id)
+        self.output.snapshot(snapshot, self.resume_hint(snapshot.task_id))
         return EXIT_OK
 
     async def cmd_cancel(self, client: Client) -> int:
@@ -372,16 +195,8 @@ class Cli:
             await tasks.cancel(self.args.task_id)
             snapshot = await tasks.get(self.args.task_id)
         except TaskNotFoundError as exc:
-            return self.error("not_found", str(exc), EXIT_NOT_FOUND, taskId=exc.task_id)
-        if self.json:
-            self.emit(
-                {"taskId": snapshot.task_id, "cancelRequested": True, "status": snapshot.status}
-            )
-        else:
-            self.out.write(
-                f"cancellation requested; task {snapshot.task_id} is {snapshot.status}\n"
-            )
-            self.out.flush()
+            return self.output.error("not_found", str(exc), EXIT_NOT_FOUND, taskId=exc.task_id)
+        self.output.cancel_requested(snapshot)
         return EXIT_OK
 
     # waiting, and what it ends with
@@ -390,8 +205,7 @@ class Cli:
         task_id = handle.task_id
 
         def show(progress: TaskProgress) -> None:
-            self.console.tracked = progress.task
-            self.console.status(_status_text(progress.task))
+            self.console.follow(progress.task)
 
         outer = self.interrupts.scope
         result: CallToolResult | None = None
@@ -402,7 +216,7 @@ class Cli:
                     on_status=None if self.json else show, timeout=self.args.timeout
                 )
         except TimeoutError:
-            return self.error(
+            return self.output.error(
                 "timeout",
                 f"gave up waiting after {self.args.timeout}s; task {task_id} is still running",
                 EXIT_TIMEOUT,
@@ -410,16 +224,16 @@ class Cli:
                 resume=self.resume_hint(task_id),
             )
         except TaskFailedError as exc:
-            return self.error(
+            return self.output.error(
                 "failed", exc.message, EXIT_FAILED, taskId=task_id, code=exc.code, data=exc.data
             )
         except TaskCancelledError as exc:
-            return self.error("cancelled", str(exc), EXIT_CANCELLED, taskId=task_id)
+            return self.output.error("cancelled", str(exc), EXIT_CANCELLED, taskId=task_id)
         except TaskInputError as exc:
             message = (
                 f"{exc}; the task is still waiting: answer it with {self.resume_hint(task_id)}"
             )
-            return self.error(
+            return self.output.error(
                 "input_required",
                 message,
                 EXIT_INPUT,
@@ -427,14 +241,19 @@ class Cli:
                 resume=self.resume_hint(task_id),
             )
         except TaskNotFoundError as exc:
-            return self.error("not_found", str(exc), EXIT_NOT_FOUND, taskId=task_id)
+            return self.output.error("not_found", str(exc), EXIT_NOT_FOUND, taskId=task_id)
         finally:
             self.interrupts.scope = outer
             self.console.tracked = None
             self.console.done()
         if result is None:  # interrupted
             return await self.interrupted(handle)
-        return self.print_result(task_id, result)
+        return self.finish(task_id, result)
+
+    def finish(self, task_id: str | None, result: CallToolResult) -> int:
+        """Print a tool's result; exit with 1 when the tool reported an error."""
+        self.output.result(task_id, result)
+        return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
 
     def resume_hint(self, task_id: str) -> str:
         return f"mcp-tasks wait {self.args.url} {task_id}"
@@ -442,29 +261,21 @@ class Cli:
     async def interrupted(self, handle: TaskHandle) -> int:
         task_id = handle.task_id
         cancel = False
-        if not self.json:
-            with anyio.CancelScope() as scope:
-                self.interrupts.scope = scope
-                answer = await self.console.ask(
-                    f"\nInterrupted. Cancel task {task_id} on the server?"
-                    " [y]es / [N]o, leave it running: "
-                )
-                cancel = (answer or "").strip().casefold() in ("y", "yes")
-            if scope.cancelled_caught:
-                self.console.say("")
+        if not self.json:  # --json never prompts: the task is left running
+            cancel = await confirm_cancel(self.console, self.interrupts, task_id)
         if cancel:
             with anyio.move_on_after(10):
                 await handle.cancel()
                 self.console.say(f"cancellation of task {task_id} requested")
                 return EXIT_INTERRUPTED
-            return self.error(
+            return self.output.error(
                 "interrupted",
                 f"could not reach the server to cancel task {task_id}; "
                 f"retry with: mcp-tasks cancel {self.args.url} {task_id}",
                 EXIT_INTERRUPTED,
                 taskId=task_id,
             )
-        return self.error(
+        return self.output.error(
             "interrupted",
             f"task {task_id} left running; resume with: {self.resume_hint(task_id)}",
             EXIT_INTERRUPTED,
@@ -472,89 +283,12 @@ class Cli:
             resume=self.resume_hint(task_id),
         )
 
-    def print_result(self, task_id: str | None, result: CallToolResult) -> int:
-        code = EXIT_TOOL_ERROR if result.is_error else EXIT_OK
-        if self.json:
-            self.emit({"taskId": task_id, "result": _dump(result)})
-            return code
-        texts = []
-        for block in result.content:
-            text = getattr(block, "text", None)
-            if isinstance(text, str):
-                texts.append(text)
-            else:
-                mime = getattr(block, "mime_type", None)
-                texts.append(f"[{block.type}{' ' + mime if mime else ''}]")
-        if not texts and result.structured_content is not None:
-            texts.append(json.dumps(result.structured_content, indent=2, ensure_ascii=False))
-        self.out.write("\n".join(texts) + ("\n" if texts else ""))
-        self.out.flush()
-        if result.is_error:
-            self.console.say("error: the tool reported an error")
-        return code
-
-    def print_snapshot(self, snapshot: TaskSnapshot) -> None:
-        lines = [f"task {snapshot.task_id}", f"status: {snapshot.status}"]
-        if snapshot.status_message:
-            lines.append(f"message: {snapshot.status_message}")
-        lines.append(f"created: {snapshot.created_at}  updated: {snapshot.last_updated_at}")
-        if snapshot.status == "input_required":
-            for key, request in (snapshot.input_requests or {}).items():
-                params = request.get("params") or {}
-                lines.append(f"needs: {key}: {request.get('method')}: {params.get('message', '')}")
-            lines.append(f"answer with: {self.resume_hint(snapshot.task_id)}")
-        if snapshot.status == "failed":
-            error = snapshot.error_data()
-            lines.append(f"error: {error.message} (code {error.code})")
-        self.out.write("\n".join(lines) + "\n")
-        if snapshot.status == "completed" and snapshot.result is not None:
-            self.out.write("result:\n")
-            self.out.flush()
-            with suppress(ValueError):
-                self.print_result(snapshot.task_id, snapshot.call_tool_result())
-                return
-        self.out.flush()
-
 
 def _first_leaf(exc: BaseException) -> BaseException:
     """The first non-group exception inside (possibly nested) exception groups."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
-
-
-def _dump_task(task: TaskFields | None) -> dict[str, Any]:
-    return _dump(task) if task is not None else {}
-
-
-def _elapsed(task: TaskFields) -> float | None:
-    created = task.created_at_datetime()
-    if created is None:
-        return None
-    if created.tzinfo is None:
-        created = created.replace(tzinfo=UTC)
-    return max(0.0, (datetime.now(UTC) - created).total_seconds())
-
-
-def _status_text(task: TaskFields) -> str:
-    elapsed = _elapsed(task)
-    parts = [f"[{task.status}]"]
-    if task.status_message:
-        parts.append(task.status_message)
-    if elapsed is not None:
-        parts.append(f"({elapsed:.1f}s)")
-    return " ".join(parts)
-
-
-def _signature(tool: Tool) -> str:
-    schema = tool.input_schema or {}
-    properties: dict[str, Any] = schema.get("properties") or {}
-    required = set(schema.get("required") or [])
-    parts = []
-    for name, prop in properties.items():
-        kind = prop.get("type", "any") if isinstance(prop, dict) else "any"
-        parts.append(f"{name}: {kind}" + ("" if name in required else "?"))
-    return ", ".join(parts)
 
 
 # -- entry point -----------------------------------------------------------------------------------
@@ -650,7 +384,7 @@ async def _amain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except (AttributeError, OSError, ValueError):  # no usable stdin: every prompt sees its end
         stdin = None
     console = Console(err, LineReader(stdin), quiet=bool(args.quiet or args.json))
-    cli = Cli(args, out, console, interrupts)
+    cli = Cli(args, Output(out, console, json=bool(args.json)), console, interrupts)
     code: int | None = None
     async with anyio.create_task_group() as tg:
         tg.start_soon(interrupts.watch)
@@ -662,17 +396,19 @@ async def _amain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             except Exception as exc:  # connecting failed: the SDK raises it in an ExceptionGroup
                 leaf = _first_leaf(exc)
                 if isinstance(leaf, MCPError):
-                    code = cli.error(
+                    code = cli.output.error(
                         "protocol", leaf.message, EXIT_FAILED, code=leaf.code, data=leaf.data
                     )
                 elif isinstance(leaf, httpx2.HTTPError | OSError):
-                    code = cli.error("connection", f"cannot reach {args.url}: {leaf}", EXIT_FAILED)
+                    code = cli.output.error(
+                        "connection", f"cannot reach {args.url}: {leaf}", EXIT_FAILED
+                    )
                 else:
                     raise
         tg.cancel_scope.cancel()
     if code is None:
         console.done()
-        return cli.error("interrupted", "interrupted", EXIT_INTERRUPTED)
+        return cli.output.error("interrupted", "interrupted", EXIT_INTERRUPTED)
     return code
 
 

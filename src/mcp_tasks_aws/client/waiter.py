@@ -20,35 +20,18 @@ request cannot be answered, polling fails) and `cancel_if_abandoned` is set, a `
 is sent, shielded from the cancellation and bounded by `cancel_timeout`.
 
 **Listening** (`wait_mode="listen"`, the default, with the `TaskListener` of a
-`TasksExtension`; see `listening` for how a window is sent). The server delivers a task's
-status changes in bounded windows: one ends once something was delivered, once the task is
-terminal, or after its length (20 s deployed), and the client listens again. Each window's
-notifications are handled as polled snapshots would be; a terminal one ends the wait.
-
-A window reports changes relative to the state it found when it opened, so a change between
-two windows (or between the task's creation and the first window) is not notified. To close
-that gap the waiter does **one `tasks/get` per window** (none when the window brought the
-terminal state): `listen_check_after` seconds into the window, or when the window ends if
-that is sooner. A `tasks/get` issued after the server opened the window sees every change
-made before that, and the window notifies every change made after, so nothing falls between
-them; if the `tasks/get` was answered before the window opened (a slow start), a change in
-between is seen by the next window's `tasks/get`: late by at most one window, never lost, and
-a terminal state is never late at all, because a window on a terminal task closes at once.
-This was preferred over "a `tasks/get` after each window" because that leaves the same gap
-every time (its answer precedes the next window), which costs a whole window (20 s) whenever a
-task asks for input just after a window ended or just after it was created. Notifications
-can reach the waiter after the window's response (the SDK dispatches them on their own task);
-they are handled in the next window, and any snapshot older (`lastUpdatedAt`) than one already
-seen is ignored, so the status never goes backwards.
+`TasksExtension`): the wait follows the task through `subscriptions/listen` windows, each
+with one `tasks/get` that closes the gap between two windows (see `listen_windows` for the
+windows and why nothing falls between them, `listening` for how one is sent). A notified state
+is handled here exactly as a polled one (`_Wait.observe`). A notification can be handled after
+a newer `tasks/get` answer, so any state older (`lastUpdatedAt`) than one already seen is
+ignored: the status never goes backwards.
 
 The wait falls back to polling, for the rest of the wait, when: the wait mode is `"poll"`; no
 listener was given; the listener says the session cannot listen (an older protocol version,
 a server that does not advertise the Tasks extension, or one that answered -32601 before);
 a listen answers -32601 (remembered for the session); or a window fails any other way (an
-error answer, an HTTP error, a malformed or truncated stream, `listen_timeout`). A window
-that ends quickly (under `min_listen_window`) without delivering anything is followed by the
-polling delay before the next one, so a server that answers listens at once costs no more
-than polling.
+error answer, an HTTP error, a malformed or truncated stream, `listen_timeout`).
 """
 
 from __future__ import annotations
@@ -69,7 +52,6 @@ from mcp_types import (
     CONNECTION_CLOSED,
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    METHOD_NOT_FOUND,
     REQUEST_TIMEOUT,
     CallToolResult,
     ErrorData,
@@ -83,7 +65,8 @@ from mcp_tasks_aws.client.errors import (
     TaskInputError,
     TaskNotFoundError,
 )
-from mcp_tasks_aws.client.listening import Inbox, TaskListener
+from mcp_tasks_aws.client.listen_windows import ListenWindows
+from mcp_tasks_aws.client.listening import TaskListener
 from mcp_tasks_aws.client.polling import PollPolicy
 from mcp_tasks_aws.client.wire import (
     CancelTaskRequest,
@@ -160,7 +143,7 @@ class WaitOptions:
     """Bound on one listen window (the server's window, 20 s deployed, plus its delivery);
     a window still open after it counts as failed and the wait polls."""
     listen_check_after: float = 1.0
-    """Seconds into a window at which its one `tasks/get` is sent (see the module's docstring)."""
+    """Seconds into a window at which its one `tasks/get` is sent (see `listen_windows`)."""
     min_listen_window: float = 0.5
     """A window shorter than this that delivered nothing is followed by the polling delay."""
 
@@ -232,21 +215,6 @@ def _parse_time(value: str) -> datetime | None:
         return datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
-
-
-@dataclass(frozen=True)
-class _WindowEnd:
-    """Put in the inbox when a listen window has ended; `error` when it failed."""
-
-    error: Exception | None = None
-
-
-@dataclass(frozen=True)
-class _Checked:
-    """The window's `tasks/get` answer, or why it failed, put in the inbox."""
-
-    snapshot: TaskSnapshot | None = None
-    error: Exception | None = None
 
 
 class _Wait:
@@ -373,7 +341,7 @@ class _Wait:
                 snapshot = await self.poll()
                 if await self.observe(snapshot, tg):
                     return snapshot
-            terminal = await self.listen(tg, listener)
+            terminal = await self.windows(listener, tg).follow()
             if terminal is not None:
                 return terminal
             delay = 0.0  # polling from here on: start with a fresh look
@@ -394,90 +362,28 @@ class _Wait:
             return None
         return listener if listener.available(self.session) else None
 
-    async def listen(self, tg: anyio.abc.TaskGroup, listener: TaskListener) -> TaskSnapshot | None:
-        """Follow the task window after window: its terminal snapshot, or None to poll instead."""
-        with listener.subscribe(self.task_id) as inbox:
-            while True:
-                opened = anyio.current_time()
-                outcome = await self.window(tg, listener, inbox)
-                if outcome is None or isinstance(outcome, TaskSnapshot):
-                    return outcome
-                quick = anyio.current_time() - opened < self.options.min_listen_window
-                if not outcome and quick:  # a server that closes windows at once: poll's pace
-                    await self.sleep(self.backoff.next_delay(self.hint))
+    def windows(self, listener: TaskListener, tg: anyio.abc.TaskGroup) -> ListenWindows:
+        """This wait's listen windows, handing what they see to `observe`."""
 
-    async def window(
-        self, tg: anyio.abc.TaskGroup, listener: TaskListener, inbox: Inbox[Any]
-    ) -> TaskSnapshot | bool | None:
-        """One listen window and its `tasks/get`.
+        async def observe(snapshot: TaskSnapshot) -> bool:
+            return await self.observe(snapshot, tg)
 
-        Returns the terminal snapshot when the task ended; else whether a notification was
-        delivered; None when the window failed (the wait polls from then on).
-        """
-        ended = anyio.Event()
-        window_over = checked = delivered = False
-        outcome: TaskSnapshot | bool | None = None
-        failure: Exception | None = None
+        async def pause() -> None:
+            await self.sleep(self.backoff.next_delay(self.hint))
 
-        async def listen_once() -> None:
-            error: Exception | None = None
-            try:
-                await listener.open_window(
-                    self.session, self.task_id, timeout=self.options.listen_timeout
-                )
-            except Exception as exc:
-                error = exc
-            ended.set()
-            inbox.put(_WindowEnd(error))
+        return ListenWindows(
+            session=self.session,
+            task_id=self.task_id,
+            listener=listener,
+            observe=observe,
+            check=self.poll,
+            pause=pause,
+            listen_timeout=self.options.listen_timeout,
+            check_after=self.options.listen_check_after,
+            min_window=self.options.min_listen_window,
+        )
 
-        async def check() -> None:
-            with anyio.move_on_after(self.options.listen_check_after):
-                await ended.wait()
-            try:
-                inbox.put(_Checked(snapshot=await self.poll()))
-            except Exception as exc:
-                inbox.put(_Checked(error=exc))
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(listen_once)
-            group.start_soon(check)
-            while True:
-                item = await inbox.receive.receive()
-                if isinstance(item, _WindowEnd):
-                    if item.error is not None:
-                        self.window_failed(listener, item.error)
-                        break
-                    window_over = True
-                elif isinstance(item, _Checked):
-                    if item.error is not None:
-                        failure = item.error
-                        break
-                    assert item.snapshot is not None
-                    checked = True
-                    if await self.observe(item.snapshot, tg):
-                        outcome = item.snapshot
-                        break
-                else:  # a notifications/tasks payload
-                    delivered = True
-                    if await self.observe(item, tg):
-                        outcome = item
-                        break
-                if window_over and checked:
-                    outcome = delivered
-                    break
-            group.cancel_scope.cancel()
-        if failure is not None:
-            raise failure
-        return outcome
-
-    def window_failed(self, listener: TaskListener, error: Exception) -> None:
-        if isinstance(error, MCPError) and error.code == METHOD_NOT_FOUND:
-            listener.mark_unsupported(self.session)
-            logger.info("the server does not serve subscriptions/listen; polling instead")
-        else:
-            logger.warning(
-                "listening for task %s failed (%s); polling instead", self.task_id, error
-            )
+    # -- answering input requests -------------------------------------------------------------
 
     async def answer(self, batch: dict[str, dict[str, Any]], outer: anyio.abc.TaskGroup) -> None:
         responses: dict[str, dict[str, Any]] = {}
