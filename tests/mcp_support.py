@@ -3,10 +3,14 @@ transport. A plain module, not a conftest, so folders with their own conftest ca
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+from collections.abc import Iterator
 from typing import Any
 
 from mcp_tasks_aws.config import Settings
+from mcp_tasks_aws.local.server import EmbeddedStack
 from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse, HttpTransport
 
 PROTOCOL_VERSION = "2026-07-28"
@@ -129,3 +133,19 @@ def conformance_settings(**overrides: Any) -> Settings:
     }
     values.update(overrides)
     return Settings(**values)
+
+
+@contextlib.contextmanager
+def running_stack(**env: str) -> Iterator[EmbeddedStack]:
+    """An embedded stack with `env`, leaving os.environ as it found it.
+
+    EmbeddedStack writes its configuration (tools module, table names, secret) into
+    os.environ, as the deployed functions read it there; tests must not leak it to each other.
+    """
+    saved = dict(os.environ)
+    try:
+        with EmbeddedStack(env=env) as running:
+            yield running
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)

@@ -25,6 +25,7 @@ from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import ElicitRequestParams, ElicitResult, ErrorData, TextContent
 
+from mcp_support import running_stack
 from mcp_tasks_aws.client import (
     TASKS_EXTENSION,
     PollPolicy,
@@ -90,13 +91,8 @@ class Recorder:
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[EmbeddedStack]:
-    saved = dict(os.environ)  # the stack writes its settings there; do not leak short windows
-    try:
-        with EmbeddedStack(env=SHORT_WINDOWS) as running:
-            yield running
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    with running_stack(**SHORT_WINDOWS) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import http.client
 import itertools
 import json
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -24,6 +23,7 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+from mcp_support import running_stack
 from mcp_tasks_aws.local.server import EmbeddedStack
 from tasks.conftest import (
     CAPABILITIES,
@@ -303,13 +303,8 @@ def without_result_type(result: dict[str, Any]) -> dict[str, Any]:
 @pytest.fixture(scope="package")
 def stack() -> Iterator[EmbeddedStack]:
     """The conformance tools on the embedded stack, the listen window as deployed (20 s)."""
-    saved = dict(os.environ)
-    try:
-        with EmbeddedStack(env={"MCP_TASKS_TOOLS": "conformance"}) as running:
-            yield running
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    with running_stack(MCP_TASKS_TOOLS="conformance") as running:
+        yield running
 
 
 class PacedDispatch(WorkerDispatch):

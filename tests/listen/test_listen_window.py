@@ -5,7 +5,6 @@ the listen response about when the window ends, and carries no notification.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -20,6 +19,7 @@ from listen.conftest import (
     listen_body,
     listen_headers,
 )
+from mcp_support import running_stack
 from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
 from mcp_tasks_aws.local.server import EmbeddedStack
 
@@ -36,13 +36,8 @@ SHORT_ENV = {
 
 @pytest.fixture(scope="module")
 def short() -> Iterator[EmbeddedStack]:
-    saved = dict(os.environ)
-    try:
-        with EmbeddedStack(env=SHORT_ENV) as running:
-            yield running
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    with running_stack(**SHORT_ENV) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from typing import Any
 import boto3
 import pytest
 
+from mcp_support import running_stack
 from mcp_tasks_aws.aws.dynamodb import DynamoTaskStore
 from mcp_tasks_aws.aws.stepfunctions import StepFunctionsRunner
 from mcp_tasks_aws.local.aws import REGION, LocalAws, start_local_aws
@@ -277,13 +278,8 @@ def elicit_answer(content: dict[str, Any]) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def stack() -> Iterator[EmbeddedStack]:
     # EmbeddedStack writes its configuration into os.environ: put everything back afterwards.
-    saved = dict(os.environ)
-    try:
-        with EmbeddedStack(env={"MCP_TASKS_TOOLS": "conformance"}) as running:
-            yield running
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    with running_stack(MCP_TASKS_TOOLS="conformance") as running:
+        yield running
 
 
 @pytest.fixture(scope="module")

@@ -4,12 +4,12 @@ rounds, recorded in requestState) and in a task (across legs, recorded on the ta
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from mcp_support import running_stack
 from mcp_tasks_aws.local.server import EmbeddedStack
 from tasks import step_tools
 from tasks.conftest import TaskClient, WorkerDispatch, elicit_answer
@@ -19,13 +19,8 @@ TOOL = "charge_then_confirm"
 
 @pytest.fixture(scope="module")
 def step_stack() -> Iterator[EmbeddedStack]:
-    saved = dict(os.environ)
-    try:
-        with EmbeddedStack(env={"MCP_TASKS_TOOLS": "tasks.step_tools"}) as running:
-            yield running
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    with running_stack(MCP_TASKS_TOOLS="tasks.step_tools") as running:
+        yield running
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -12,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mcp_support import PROTOCOL_VERSION, envelope
+from mcp_support import PROTOCOL_VERSION, envelope, running_stack
 from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
 from mcp_tasks_aws.local.server import EmbeddedStack
 
@@ -22,14 +21,8 @@ _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[EmbeddedStack]:
-    # EmbeddedStack writes its configuration into os.environ: put everything back afterwards.
-    saved = dict(os.environ)
-    try:
-        with EmbeddedStack(env={"MCP_TASKS_TOOLS": "conformance"}) as running:
-            yield running
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    with running_stack(MCP_TASKS_TOOLS="conformance") as running:
+        yield running
 
 
 def http(
