@@ -131,6 +131,19 @@ def _patch_moto_lambda() -> None:
     if _patched:
         return
     from moto.awslambda_simple.models import LambdaSimpleBackend
+    from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
+
+    # moto's execution thread builds its environment a moment after StartExecution returns;
+    # a StopExecution in between raises inside moto (AWS has no such gap). Wait for it.
+    original_stop = ExecutionWorker.stop
+
+    def stop(self: Any, *args: Any, **kwargs: Any) -> Any:
+        deadline = time.monotonic() + 2
+        while getattr(self, "env", None) is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return original_stop(self, *args, **kwargs)
+
+    ExecutionWorker.stop = stop  # type: ignore[method-assign]
 
     def invoke(
         self: Any,

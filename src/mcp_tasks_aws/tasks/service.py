@@ -16,6 +16,7 @@ Unknown, foreign and expired tasks all answer -32602; foreign ones exactly like 
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 from collections.abc import Callable
@@ -32,6 +33,8 @@ from mcp_tasks_aws.tasks.exceptions import (
 )
 from mcp_tasks_aws.tasks.model import TaskRecord, new_task_id
 from mcp_tasks_aws.tools.registry import ToolSpec
+
+logger = logging.getLogger(__name__)
 
 _MAX_RESPONSE_KEYS = 64
 _MAX_RESPONSES_BYTES = 128 * 1024
@@ -219,11 +222,23 @@ class TaskService:
         return {"resultType": "complete"}
 
     def _release_execution(self, record: TaskRecord) -> None:
-        """End a cancelled task's execution: fail its wait for input, or stop it."""
-        waiting = bool(record.input_requests) and record.task_token is not None
-        if waiting and record.task_token and self.runner.interrupt(record.task_token):
-            return
-        self.runner.stop(record.task_id)
+        """End a cancelled task's execution: fail its wait for input, or stop it.
+
+        The task is already cancelled for good; failing here only leaves compute running
+        (a working leg notices at its next report, a parked one waits out its TTL), so it is
+        logged, not answered as an error. A retried cancel tries again.
+        """
+        try:
+            waiting = bool(record.input_requests) and record.task_token is not None
+            if waiting and record.task_token and self.runner.interrupt(record.task_token):
+                return
+            self.runner.stop(record.task_id)
+        except Exception:
+            logger.warning(
+                "task %s is cancelled but its execution was not released",
+                record.task_id,
+                exc_info=True,
+            )
 
 
 def _not_found(exc: TaskNotFound) -> InvalidParams:
