@@ -123,7 +123,7 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--group", choices=sorted(GROUPS), action="append")
     parser.add_argument("--only", action="append", help="run only this scenario (repeatable)")
-    parser.add_argument("--jobs", type=int, default=3)
+    parser.add_argument("--jobs", type=int, default=2)  # CI has 2 cores
     args = parser.parse_args()
     scenarios = args.only or [s for g in (args.group or ["core", "tasks"]) for s in GROUPS[g]]
 
