@@ -61,6 +61,12 @@ def deployed_environment() -> dict[str, str]:
         {
             "MCP_TASKS_STATE_SECRET": secrets.token_hex(32),
             "MCP_TASKS_TOOLS": "demo",
+            # As the template sets them: the task path is wired (no AWS call is made here).
+            "MCP_TASKS_TABLE": "lean-tasks",
+            "MCP_TASKS_STATE_MACHINE_ARN": (
+                "arn:aws:states:us-east-1:123456789012:stateMachine:lean-tasks"
+            ),
+            "MCP_TASKS_RESULT_BUCKET": "lean-results",
             "POWERTOOLS_SERVICE_NAME": "mcp-tasks-aws",
             "POWERTOOLS_METRICS_NAMESPACE": "McpTasksAws",
             "POWERTOOLS_TRACE_DISABLED": "true",
@@ -114,3 +120,39 @@ def test_api_handler_imports_neither_sdk_nor_moto_nor_local_stack() -> None:
     assert done.returncode == 0, f"child failed:\n{done.stderr}{done.stdout}"
     loaded = json.loads(done.stdout.strip().splitlines()[-1])
     assert loaded == [], f"the API function imports modules Lambda must not load: {loaded}"
+
+
+IMPORT_ONLY = """
+import importlib.util, json, sys
+
+job = json.loads(sys.argv[1])
+for name, path in job["handlers"].items():
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+print(json.dumps(sorted(
+    m for m in sys.modules if any(m == f or m.startswith(f + ".") for f in job["forbidden"])
+)))
+"""
+
+
+def test_worker_and_reconcile_handlers_import_neither_sdk_nor_moto_nor_local_stack() -> None:
+    job = {
+        "handlers": {
+            name: str(PROJECT_ROOT / "handlers" / f"{name}.py") for name in ("worker", "reconcile")
+        },
+        "forbidden": FORBIDDEN,
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORT_ONLY, json.dumps(job)],
+        cwd=PROJECT_ROOT,
+        env=deployed_environment(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, f"child failed:\n{done.stderr}{done.stdout}"
+    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    assert loaded == [], f"a task function imports modules Lambda must not load: {loaded}"
