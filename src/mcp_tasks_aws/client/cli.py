@@ -275,9 +275,13 @@ class Cli:
                 EXIT_INTERRUPTED,
                 taskId=task_id,
             )
+        message = f"task {task_id} left running; resume with: {self.resume_hint(task_id)}"
+        if not self.json:  # the user chose this: say it plainly, not as an error
+            self.console.say(message)
+            return EXIT_INTERRUPTED
         return self.output.error(
             "interrupted",
-            f"task {task_id} left running; resume with: {self.resume_hint(task_id)}",
+            message,
             EXIT_INTERRUPTED,
             taskId=task_id,
             resume=self.resume_hint(task_id),
