@@ -28,7 +28,7 @@ from mcp_tasks_aws.protocol import models as m
 from mcp_tasks_aws.protocol.errors import InvalidParams, MissingClientCapability
 from mcp_tasks_aws.protocol.jsonrpc import notification_message, result_message
 from mcp_tasks_aws.server import Call
-from mcp_tasks_aws.tasks.model import TERMINAL
+from mcp_tasks_aws.tasks.model import TERMINAL, TaskRecord
 from mcp_tasks_aws.tasks.service import TaskService
 
 SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
@@ -85,9 +85,9 @@ class Listener:
             )
             if asked and self.lists_supported[kind]
         ]
-        watched: dict[str, dict[str, Any]] = {}
+        watched: dict[str, TaskRecord] = {}
         if task_ids and self.tasks is not None:
-            watched = self.tasks.snapshot(call.principal, task_ids)
+            watched = self.tasks.live_records(call.principal, task_ids)
         versions = self.feed.versions() if lists and self.feed is not None else {}
         return self._stream(call, wanted, lists, watched, versions)
 
@@ -96,7 +96,7 @@ class Listener:
         call: Call,
         wanted: m.SubscriptionFilter,
         lists: list[str],
-        watched: dict[str, dict[str, Any]],
+        watched: dict[str, TaskRecord],
         versions: dict[str, int],
     ) -> Iterator[dict[str, Any]]:
         subscription = {SUBSCRIPTION_ID_KEY: call.request.id}
@@ -119,9 +119,11 @@ class Listener:
             self.sleep(min(self.poll_ms / 1000, remaining))
             delivered = False
             if watched and self.tasks is not None:
-                now = self.tasks.snapshot(call.principal, list(watched))
-                for task_id, task in now.items():
-                    if task["status"] != watched[task_id]["status"]:
+                now = self.tasks.live_records(call.principal, list(watched))
+                for task_id, record in now.items():
+                    if record.visible_status != watched[task_id].visible_status:
+                        # The full task (an offloaded result read back) only when it is sent.
+                        task = self.tasks.detailed(record)
                         yield notification_message(
                             "notifications/tasks", {**task, "_meta": subscription}
                         )
@@ -142,5 +144,5 @@ class Listener:
         yield result_message(call.request.id, {"resultType": "complete", "_meta": subscription})
 
 
-def _all_terminal(watched: dict[str, dict[str, Any]]) -> bool:
-    return all(task["status"] in TERMINAL for task in watched.values())
+def _all_terminal(watched: dict[str, TaskRecord]) -> bool:
+    return all(record.visible_status in TERMINAL for record in watched.values())

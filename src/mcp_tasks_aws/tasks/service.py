@@ -157,12 +157,12 @@ class TaskService:
         self._require_opt_in(call)
         return {"resultType": "complete", **self.detailed(self._load(call, params.task_id))}
 
-    def snapshot(self, owner: str, task_ids: list[str]) -> dict[str, dict[str, Any]]:
-        """The caller's live tasks among `task_ids`, as `tasks/get` shows them (one read)."""
+    def live_records(self, owner: str, task_ids: list[str]) -> dict[str, TaskRecord]:
+        """The caller's live tasks among `task_ids` (one consistent batch read)."""
         wanted = [task_id for task_id in task_ids if _TASK_ID.fullmatch(task_id)]
         now = self.clock()
         return {
-            task_id: self.detailed(record)
+            task_id: record
             for task_id, record in self.store.get_many(wanted).items()
             if record.owner == owner and not record.is_expired(now)
         }

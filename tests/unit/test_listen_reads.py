@@ -1,0 +1,87 @@
+"""A listen window reads the watched records each poll, but builds the full task (which may
+read an offloaded result back from S3) only for a notification it sends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_tasks_aws.listen import Listener
+from mcp_tasks_aws.protocol import models as m
+from mcp_tasks_aws.protocol.jsonrpc import Request
+from mcp_tasks_aws.server import Call
+from mcp_tasks_aws.tasks.model import TaskRecord, new_task_id
+from mcp_tasks_aws.tasks.service import TaskService
+
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {"extensions": {m.TASKS_EXTENSION: {}}},
+}
+
+
+def record(status: str, **extra: Any) -> TaskRecord:
+    return TaskRecord(
+        task_id=new_task_id(),
+        owner="alice",
+        tool="t",
+        arguments={},
+        capabilities={},
+        status=status,  # type: ignore[arg-type]
+        created_at=1,
+        updated_at=1,
+        ttl_ms=None,
+        poll_interval_ms=100,
+        **extra,
+    )
+
+
+class Store:
+    """Only what a listen reads: batch gets (counted)."""
+
+    def __init__(self, *records: TaskRecord) -> None:
+        self.records = {r.task_id: r for r in records}
+        self.batch_reads = 0
+
+    def get_many(self, task_ids: list[str]) -> dict[str, TaskRecord]:
+        self.batch_reads += 1
+        return {i: self.records[i] for i in task_ids if i in self.records}
+
+
+def test_offloaded_results_are_not_read_on_polls_that_send_nothing() -> None:
+    # Given a completed task whose result lives in S3, and a working task, both watched
+    done = record("completed", result_ref="results/x.json")
+    working = record("working")
+    store = Store(done, working)
+    reads: list[str] = []
+
+    def resolve(rec: TaskRecord) -> dict[str, Any]:
+        reads.append(rec.task_id)
+        return {"content": []}
+
+    service = TaskService(store, runner=None, resolve_result=resolve)  # type: ignore[arg-type]
+    clock = iter(i * 0.1 for i in range(1000))
+    listener = Listener(
+        tasks=service,
+        feed=None,
+        has_prompts=False,
+        window_ms=1000,
+        poll_ms=100,
+        clock=lambda: next(clock),
+        sleep=lambda _: None,
+    )
+    call = Call(
+        request=Request(7, "subscriptions/listen", {}),
+        principal="alice",
+        meta=m.RequestMeta.model_validate(META),
+    )
+    params = m.ListenParams.model_validate(
+        {"_meta": META, "notifications": {"taskIds": [done.task_id, working.task_id]}}
+    )
+    # When the window runs to its end with nothing changing
+    messages = list(listener.open(call, params))
+    # Then it polled the records several times but never read the offloaded result
+    assert [msg.get("method") for msg in messages] == [
+        "notifications/subscriptions/acknowledged",
+        None,
+    ]
+    assert store.batch_reads > 3
+    assert reads == []
