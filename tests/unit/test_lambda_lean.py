@@ -101,15 +101,11 @@ def discover_event() -> dict[str, object]:
     return build_event(method="POST", path="/mcp", headers=headers, body=json.dumps(body).encode())
 
 
-def test_api_handler_imports_neither_sdk_nor_moto_nor_local_stack() -> None:
-    job = {
-        "handler": str(PROJECT_ROOT / "handlers" / "api.py"),
-        "event": discover_event(),
-        "context": asdict(LocalLambdaContext()),
-        "forbidden": FORBIDDEN,
-    }
+def forbidden_modules_loaded(child: str, job: dict[str, object]) -> list[str]:
+    """Run `child` in a fresh interpreter with the deployed environment; the forbidden modules
+    it reports as loaded."""
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, json.dumps(job)],
+        [sys.executable, "-c", child, json.dumps(job)],
         cwd=PROJECT_ROOT,
         env=deployed_environment(),
         capture_output=True,
@@ -118,7 +114,18 @@ def test_api_handler_imports_neither_sdk_nor_moto_nor_local_stack() -> None:
         check=False,
     )
     assert done.returncode == 0, f"child failed:\n{done.stderr}{done.stdout}"
-    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    loaded: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return loaded
+
+
+def test_api_handler_imports_neither_sdk_nor_moto_nor_local_stack() -> None:
+    job = {
+        "handler": str(PROJECT_ROOT / "handlers" / "api.py"),
+        "event": discover_event(),
+        "context": asdict(LocalLambdaContext()),
+        "forbidden": FORBIDDEN,
+    }
+    loaded = forbidden_modules_loaded(CHILD, job)
     assert loaded == [], f"the API function imports modules Lambda must not load: {loaded}"
 
 
@@ -144,15 +151,5 @@ def test_worker_and_reconcile_handlers_import_neither_sdk_nor_moto_nor_local_sta
         },
         "forbidden": FORBIDDEN,
     }
-    done = subprocess.run(
-        [sys.executable, "-c", IMPORT_ONLY, json.dumps(job)],
-        cwd=PROJECT_ROOT,
-        env=deployed_environment(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, f"child failed:\n{done.stderr}{done.stdout}"
-    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    loaded = forbidden_modules_loaded(IMPORT_ONLY, job)
     assert loaded == [], f"a task function imports modules Lambda must not load: {loaded}"

@@ -31,14 +31,15 @@ from mcp_tasks_aws.tasks.exceptions import (
     TaskNotFound,
     TaskNotWaiting,
 )
-from mcp_tasks_aws.tasks.model import TaskRecord, encode_json
+from mcp_tasks_aws.tasks.model import ACTIVE, TaskRecord, encode_json
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
 _CONDITION_FAILED = "ConditionalCheckFailedException"
-_ACTIVE_VALUES = {":working": {"S": "working"}, ":input_required": {"S": "input_required"}}
-_ACTIVE = "#status IN (:working, :input_required)"
+# Only an active task changes (a terminal status is never left): one condition for all writes.
+_ACTIVE_VALUES = {f":{status}": {"S": status} for status in sorted(ACTIVE)}
+_ACTIVE = f"#status IN ({', '.join(_ACTIVE_VALUES)})"
 _NOT_CANCELLED = "#cancel = :false"
 
 
@@ -418,7 +419,7 @@ class DynamoTaskStore:
     def settle_lost(self, task_id: str, error: dict[str, Any], now_ms: int) -> TaskRecord | None:
         for _ in range(3):
             record = self.get(task_id)
-            if record is None or record.status not in ("working", "input_required"):
+            if record is None or record.status not in ACTIVE:
                 return None
             final = "cancelled" if record.cancel_requested else "failed"
             sets = (

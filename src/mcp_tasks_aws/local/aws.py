@@ -49,7 +49,6 @@ class _InProcessLambdas:
 
     def __init__(self) -> None:
         self.handlers: dict[str, Handler] = {}
-        self.invocations = 0
 
     def invoke(self, function_name: str, body: Any, response_headers: dict[str, str]) -> bytes:
         from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext
@@ -61,7 +60,6 @@ class _InProcessLambdas:
             return json.dumps(
                 {"errorType": "ResourceNotFoundException", "errorMessage": f"no function {name}"}
             ).encode()
-        self.invocations += 1
         event = json.loads(body) if body else {}
         try:
             result = handler(event, LocalLambdaContext(function_name=name))
@@ -342,13 +340,3 @@ def start_local_aws(template_path: Path, parameters: dict[str, str] | None = Non
         function_handlers=functions,
         _mock=mock,
     )
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 10.0, interval: float = 0.02) -> bool:
-    """Poll `predicate` until true or `timeout` seconds pass (for tests and benchmarks)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return predicate()

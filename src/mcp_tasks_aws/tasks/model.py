@@ -1,10 +1,11 @@
-"""The task record, its statuses and allowed transitions, ids and TTL arithmetic.
+"""The task record, its statuses, ids and TTL arithmetic.
 
 One record per task. What the wire shows (`DetailedTask`) is derived from it by
 :meth:`TaskRecord.to_wire`; nothing derived is stored.
 
-Invariants:
-- a terminal status (completed, failed, cancelled) is never left;
+Invariants (enforced by the store's conditional writes, which only change ACTIVE tasks):
+- an active task (working, input_required) may move to any status; a terminal one
+  (completed, failed, cancelled) is never left;
 - `cancel_requested` overrides everything: once set, no worker outcome is recorded;
 - every write bumps `version`; the worker's writes are also conditioned on `leg`, the number
   of the leg that read the record, so a stale or duplicate leg cannot record anything;
@@ -23,13 +24,6 @@ from typing import Any, Literal
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 ACTIVE: frozenset[str] = frozenset({"working", "input_required"})
-ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
-    "working": frozenset({"input_required", "completed", "failed", "cancelled"}),
-    "input_required": frozenset({"working", "completed", "failed", "cancelled"}),
-    "completed": frozenset(),
-    "failed": frozenset(),
-    "cancelled": frozenset(),
-}
 
 # Step Functions keeps a Standard execution at most a year; an unlimited task waits that long.
 MAX_WAIT_SECONDS = 360 * 24 * 3600
