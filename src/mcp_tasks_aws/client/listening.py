@@ -60,6 +60,7 @@ from mcp_types import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_tasks_aws.client.wire import TASKS_EXTENSION, TaskSnapshot
+from mcp_tasks_aws.protocol.names import SUBSCRIPTION_ID_KEY as SUBSCRIPTION_ID_KEY
 
 __all__ = [
     "SUBSCRIPTION_ID_KEY",
@@ -72,7 +73,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 TASK_NOTIFICATION: Final = "notifications/tasks"
-SUBSCRIPTION_ID_KEY: Final = "io.modelcontextprotocol/subscriptionId"
 
 T = TypeVar("T")
 

@@ -80,6 +80,7 @@ from mcp_tasks_aws.client.wire import (
     UpdateTaskRequest,
     parse_input_request,
 )
+from mcp_tasks_aws.protocol.names import parse_timestamp
 
 __all__ = [
     "StatusCallback",
@@ -211,10 +212,7 @@ def result_of(snapshot: TaskSnapshot) -> CallToolResult:
 
 
 def _parse_time(value: str) -> datetime | None:
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
+    return parse_timestamp(value)
 
 
 class _Wait:

@@ -16,7 +16,7 @@ which differ from this extension's flat ones; hence these models.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Final, Literal, TypeAlias
+from typing import Any, Literal
 
 from mcp_types import (
     CallToolResult,
@@ -28,6 +28,14 @@ from mcp_types import (
 )
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
+
+from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR
+
+# The vocabulary both sides share (the extension id, statuses, timestamps).
+from mcp_tasks_aws.protocol.names import TASKS_EXTENSION as TASKS_EXTENSION
+from mcp_tasks_aws.protocol.names import TERMINAL_STATUSES as TERMINAL_STATUSES
+from mcp_tasks_aws.protocol.names import TaskStatus as TaskStatus
+from mcp_tasks_aws.protocol.names import parse_timestamp
 
 __all__ = [
     "TASKS_EXTENSION",
@@ -45,11 +53,6 @@ __all__ = [
     "parse_input_request",
 ]
 
-TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
-"""The extension identifier, advertised in each request's client capabilities."""
-
-TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "cancelled", "failed"]
-TERMINAL_STATUSES: Final[frozenset[str]] = frozenset({"completed", "cancelled", "failed"})
 
 _INPUT_REQUEST: TypeAdapter[InputRequest] = TypeAdapter(InputRequest)
 
@@ -73,10 +76,7 @@ class TaskFields(BaseModel):
 
     def created_at_datetime(self) -> datetime | None:
         """`createdAt` parsed (ISO 8601), or None when the server sent something else."""
-        try:
-            return datetime.fromisoformat(self.created_at.replace("Z", "+00:00"))
-        except ValueError:
-            return None
+        return parse_timestamp(self.created_at)
 
 
 class CreateTaskResult(Result, TaskFields):
@@ -108,7 +108,7 @@ class TaskSnapshot(Result, TaskFields):
             return ErrorData.model_validate(self.error or {})
         except ValidationError:
             message = self.status_message or "The task failed without an error object"
-            return ErrorData(code=-32603, message=message, data=self.error)
+            return ErrorData(code=INTERNAL_ERROR, message=message, data=self.error)
 
 
 def parse_input_request(raw: dict[str, Any]) -> InputRequest | None:

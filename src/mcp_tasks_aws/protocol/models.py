@@ -13,13 +13,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
-LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
-SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
-TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
-
+# The envelope's names, re-exported: server code reads them as `models.TASKS_EXTENSION`.
+from mcp_tasks_aws.protocol.names import CLIENT_CAPABILITIES_KEY as CLIENT_CAPABILITIES_KEY
+from mcp_tasks_aws.protocol.names import CLIENT_INFO_KEY as CLIENT_INFO_KEY
+from mcp_tasks_aws.protocol.names import LOG_LEVEL_KEY as LOG_LEVEL_KEY
+from mcp_tasks_aws.protocol.names import PROTOCOL_VERSION_KEY as PROTOCOL_VERSION_KEY
+from mcp_tasks_aws.protocol.names import SERVER_INFO_KEY as SERVER_INFO_KEY
+from mcp_tasks_aws.protocol.names import TASKS_EXTENSION as TASKS_EXTENSION
 
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
