@@ -6,31 +6,40 @@ Returns nothing the state machine reads: the leg reports through the task token.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from mcp_tasks_aws.aws.wiring import AwsParts
-from mcp_tasks_aws.config import Settings, load_toolset
+from mcp_tasks_aws.app import App, handler_from_env
 from mcp_tasks_aws.edge.observability import OptionalTracer
 
 logger = Logger()
 tracer = OptionalTracer()
 metrics = Metrics()
-
-settings = Settings.from_env()
-legs = AwsParts(settings).leg_runner(load_toolset(settings.tools_module))
+LambdaHandler = Callable[[dict[str, Any], Any], dict[str, str]]
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
-@metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, str]:
-    task_id = str(event["taskId"])
-    logger.append_keys(task_id=task_id)  # never the task token: it is a bearer capability
-    outcome = legs.run(task_id, str(event["taskToken"]))
-    metrics.add_metric(name=f"Leg{outcome.capitalize()}", unit=MetricUnit.Count, value=1)
-    logger.info("leg ended", extra={"outcome": outcome})
-    return {"outcome": outcome}
+def make_handler(app: App) -> LambdaHandler:
+    legs = app.leg_runner()
+
+    @logger.inject_lambda_context(clear_state=True)
+    @tracer.capture_lambda_handler
+    @metrics.log_metrics
+    def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, str]:
+        task_id = str(event["taskId"])
+        logger.append_keys(task_id=task_id)  # never the task token: it is a bearer capability
+        outcome = legs.run(task_id, str(event["taskToken"]))
+        metrics.add_metric(name=f"Leg{outcome.capitalize()}", unit=MetricUnit.Count, value=1)
+        logger.info("leg ended", extra={"outcome": outcome})
+        return {"outcome": outcome}
+
+    return handler
+
+
+# The Lambda runtime reads `handler` right after importing this module, during init: that is
+# when the deployed handler is built from the environment. Importing the module (as the
+# embedded stack does, to call make_handler with its own App) builds nothing.
+__getattr__ = handler_from_env(make_handler, globals())

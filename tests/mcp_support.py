@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -137,15 +136,6 @@ def conformance_settings(**overrides: Any) -> Settings:
 
 @contextlib.contextmanager
 def running_stack(**env: str) -> Iterator[EmbeddedStack]:
-    """An embedded stack with `env`, leaving os.environ as it found it.
-
-    EmbeddedStack writes its configuration (tools module, table names, secret) into
-    os.environ, as the deployed functions read it there; tests must not leak it to each other.
-    """
-    saved = dict(os.environ)
-    try:
-        with EmbeddedStack(env=env) as running:
-            yield running
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    """An embedded stack configured by `env` alone (MCP_TASKS_* variables), stopped after."""
+    with EmbeddedStack(env=env) as running:
+        yield running

@@ -1,58 +1,181 @@
-"""Assembling the API side from settings: tools module, request-state codec, server, transport.
+"""The one composition root: every part a function needs, built from an explicit `Settings`.
 
-Both the Lambda handler and the embedded stack call :func:`build_transport`, so what runs
-locally is what runs deployed.
+The three Lambda handlers, the embedded stack and the tests all build their parts here, each
+from a `Settings` value (never by reading `os.environ` themselves), so what runs locally is what
+runs deployed. Parts are made on first use: an API function serving `server/discover` never
+builds a task store, and no AWS client exists until a task operation needs one (see
+`aws.clients`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from mcp_tasks_aws.aws.clients import Clients, LazyClient
+from mcp_tasks_aws.aws.dynamodb import DynamoChangeFeed, DynamoTaskStore
+from mcp_tasks_aws.aws.s3 import S3ResultStore
+from mcp_tasks_aws.aws.stepfunctions import StepFunctionsRunner
 from mcp_tasks_aws.config import Settings, load_toolset
 from mcp_tasks_aws.listen import Listener
-from mcp_tasks_aws.ports import ChangeFeed
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec
 from mcp_tasks_aws.protocol.transport import HttpTransport
 from mcp_tasks_aws.server import SUPPORTED_VERSIONS, McpServer
 from mcp_tasks_aws.tasks.service import TaskService
+from mcp_tasks_aws.tasks.wire import TasksEndpoint
+from mcp_tasks_aws.tools.registry import ToolSet
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+    from mypy_boto3_s3.client import S3Client
+    from mypy_boto3_stepfunctions.client import SFNClient
+
+    from mcp_tasks_aws.ports import ChangeFeed, ResultStore, Runner, TaskStore
+    from mcp_tasks_aws.tasks.worker import LegRunner
 
 
-def build_server(
-    settings: Settings, tasks: TaskService | None = None, feed: ChangeFeed | None = None
-) -> McpServer:
-    if not settings.state_secret:
-        raise RuntimeError("MCP_TASKS_STATE_SECRET is not set (32+ random bytes)")
-    toolset = load_toolset(settings.tools_module)
-    listener = Listener(
-        tasks=tasks,
-        feed=feed,
-        has_prompts=bool(toolset.prompts),
-        window_ms=settings.listen_window_ms,
-        poll_ms=settings.listen_poll_ms,
-    )
-    return McpServer(
-        toolset,
-        state_codec=RequestStateCodec(settings.state_secret),
-        page_size=settings.page_size,
-        list_ttl_ms=settings.list_ttl_ms,
-        tasks=tasks,
-        listener=listener,
-        list_changed=feed.bump if feed is not None else None,
-    )
+class App:
+    """The parts of one deployment, for one function (each function builds its own)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        clients: Clients | None = None,
+        toolset: ToolSet | None = None,
+    ) -> None:
+        self.settings = settings
+        self.clients = clients or Clients()
+        if toolset is not None:
+            self.__dict__["toolset"] = toolset
+
+    @cached_property
+    def toolset(self) -> ToolSet:
+        return load_toolset(self.settings.tools_module)
+
+    # -- AWS adapters (tasks) -----------------------------------------------------------------
+
+    @property
+    def has_tasks(self) -> bool:
+        """Whether a task table is configured (else the server serves inline tools only)."""
+        return bool(self.settings.task_table)
+
+    def _require_tasks(self) -> None:
+        if not (self.settings.task_table and self.settings.state_machine_arn):
+            raise RuntimeError("MCP_TASKS_TABLE and MCP_TASKS_STATE_MACHINE_ARN must be set")
+
+    @cached_property
+    def store(self) -> TaskStore:
+        self._require_tasks()
+        client = cast("DynamoDBClient", LazyClient(self.clients, "dynamodb"))
+        return DynamoTaskStore(client, self.settings.task_table)
+
+    @cached_property
+    def change_feed(self) -> ChangeFeed:
+        self._require_tasks()
+        client = cast("DynamoDBClient", LazyClient(self.clients, "dynamodb"))
+        return DynamoChangeFeed(client, self.settings.task_table)
+
+    @cached_property
+    def runner(self) -> Runner:
+        self._require_tasks()
+        client = cast("SFNClient", LazyClient(self.clients, "stepfunctions"))
+        return StepFunctionsRunner(client, self.settings.state_machine_arn)
+
+    @cached_property
+    def results(self) -> ResultStore | None:
+        if not self.settings.result_bucket:
+            return None
+        client = cast("S3Client", LazyClient(self.clients, "s3"))
+        return S3ResultStore(client, self.settings.result_bucket)
+
+    # -- use cases ----------------------------------------------------------------------------
+
+    @cached_property
+    def tasks(self) -> TaskService | None:
+        """The task use cases, or None when no task table is configured."""
+        if not self.has_tasks:
+            return None
+        return TaskService(
+            self.store,
+            self.runner,
+            results=self.results,
+            default_ttl_ms=self.settings.default_ttl_ms,
+            default_poll_interval_ms=self.settings.poll_interval_ms,
+        )
+
+    def leg_runner(self) -> LegRunner:
+        """What the worker function runs: one leg of a task."""
+        from mcp_tasks_aws.tasks.worker import LegRunner  # the worker's path, not the API's
+
+        return LegRunner(
+            self.store,
+            self.runner,
+            self.toolset,
+            results=self.results,
+            list_changed=self.change_feed.bump,
+        )
+
+    # -- the MCP endpoint ---------------------------------------------------------------------
+
+    @cached_property
+    def server(self) -> McpServer:
+        if not self.settings.state_secret:
+            raise RuntimeError("MCP_TASKS_STATE_SECRET is not set (32+ random bytes)")
+        tasks = self.tasks
+        feed = self.change_feed if self.has_tasks else None
+        listener = Listener(
+            tasks=tasks,
+            feed=feed,
+            has_prompts=bool(self.toolset.prompts),
+            window_ms=self.settings.listen_window_ms,
+            poll_ms=self.settings.listen_poll_ms,
+        )
+        return McpServer(
+            self.toolset,
+            state_codec=RequestStateCodec(self.settings.state_secret),
+            page_size=self.settings.page_size,
+            list_ttl_ms=self.settings.list_ttl_ms,
+            tasks=TasksEndpoint(tasks) if tasks is not None else None,
+            listener=listener,
+            list_changed=feed.bump if feed is not None else None,
+        )
+
+    def transport(self, on_request: Callable[[str, Any], None] | None = None) -> HttpTransport:
+        return HttpTransport(
+            self.server,
+            allowed_origins=self.settings.allowed_origins,
+            max_body_bytes=self.settings.max_body_bytes,
+            supported_versions=SUPPORTED_VERSIONS,
+            on_request=on_request,
+        )
 
 
-def build_transport(
-    settings: Settings,
-    *,
-    tasks: TaskService | None = None,
-    feed: ChangeFeed | None = None,
-    on_request: Callable[[str, Any], None] | None = None,
-) -> HttpTransport:
-    return HttpTransport(
-        build_server(settings, tasks, feed),
-        allowed_origins=settings.allowed_origins,
-        max_body_bytes=settings.max_body_bytes,
-        supported_versions=SUPPORTED_VERSIONS,
-        on_request=on_request,
-    )
+H = TypeVar("H")
+
+
+def handler_from_env(
+    make_handler: Callable[[App], H], namespace: dict[str, Any]
+) -> Callable[[str], Any]:
+    """A module `__getattr__` for a handler module: reading `handler` builds it once.
+
+    Deployed, `make_handler` gets an App from the environment's settings when the runtime
+    first reads `handler` (or `app`); both then become plain module attributes, so later
+    reads cost nothing.
+    """
+
+    def module_getattr(name: str) -> Any:
+        if name not in ("handler", "app"):
+            raise AttributeError(name)
+        app = App(Settings.from_env())
+        namespace["handler"] = make_handler(app)
+        namespace["app"] = app
+        return namespace[name]
+
+    return module_getattr
+
+
+def build_transport(settings: Settings, **options: Any) -> HttpTransport:
+    """The MCP endpoint for `settings` (a shorthand for `App(settings).transport(...)`)."""
+    return App(settings).transport(**options)

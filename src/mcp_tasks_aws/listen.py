@@ -1,39 +1,38 @@
-"""`subscriptions/listen`: a request-scoped stream of notifications within a bounded window.
+"""`subscriptions/listen` on the wire: a request-scoped stream of notifications in a bounded window.
 
 The stream is an iterator of JSON-RPC messages:
 1. `notifications/subscriptions/acknowledged` with what the server honours: for `taskIds`,
-   only the caller's live tasks (foreign, unknown and expired ids are silently left out);
-   `toolsListChanged` / `promptsListChanged` when a change feed is configured;
+   only the caller's live tasks; `toolsListChanged` / `promptsListChanged` when a change feed
+   is configured;
 2. `notifications/tasks` with the full task (what `tasks/get` returns, less `resultType`) each
    time a watched task's status changes, and `notifications/{tools,prompts}/list_changed`;
 3. the listen result, the graceful close.
 Every notification carries `_meta["io.modelcontextprotocol/subscriptionId"]` = the request id.
 No progress or log notifications are ever sent on it.
 
-A window is bounded (Python Lambda functions cannot stream: API Gateway gets the whole window
-at once, so it must end well before the integration timeout) and closes early once something
-was delivered, or once every watched task is terminal; the client listens again. Changes are
-found by polling the store every `poll_ms`: one consistent batch read of the watched tasks and
-one read of the list versions per poll.
+What is watched, and when a window ends, is `tasks.watch`. A window is bounded: Python Lambda
+functions cannot stream, so API Gateway gets the whole window at once and it must end well
+before the integration timeout; the client listens again.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Final
 
 from mcp_tasks_aws.ports import ChangeFeed
 from mcp_tasks_aws.protocol import models as m
 from mcp_tasks_aws.protocol.errors import InvalidParams, MissingClientCapability
 from mcp_tasks_aws.protocol.jsonrpc import notification_message, result_message
+from mcp_tasks_aws.protocol.names import SUBSCRIPTION_ID_KEY, TASKS_EXTENSION
 from mcp_tasks_aws.server import Call
-from mcp_tasks_aws.tasks.model import TERMINAL, TaskRecord
 from mcp_tasks_aws.tasks.service import TaskService
+from mcp_tasks_aws.tasks.watch import ListChanged, TaskChanged, Watch
+from mcp_tasks_aws.tasks.wire import detailed_task
 
-SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
-MAX_TASK_IDS = 100
-_LIST_NOTIFICATIONS = {
+MAX_TASK_IDS: Final = 100
+_LIST_NOTIFICATIONS: Final = {
     "tools": "notifications/tools/list_changed",
     "prompts": "notifications/prompts/list_changed",
 }
@@ -74,7 +73,7 @@ class Listener:
         wanted = params.notifications
         task_ids = list(dict.fromkeys(wanted.task_ids or []))
         if wanted.task_ids is not None and not call.capabilities.tasks:
-            raise MissingClientCapability({"extensions": {m.TASKS_EXTENSION: {}}})
+            raise MissingClientCapability({"extensions": {TASKS_EXTENSION: {}}})
         if len(task_ids) > MAX_TASK_IDS:
             raise InvalidParams(f"At most {MAX_TASK_IDS} taskIds per subscription")
         lists = [
@@ -85,64 +84,40 @@ class Listener:
             )
             if asked and self.lists_supported[kind]
         ]
-        watched: dict[str, TaskRecord] = {}
-        if task_ids and self.tasks is not None:
-            watched = self.tasks.live_records(call.principal, task_ids)
-        versions = self.feed.versions() if lists and self.feed is not None else {}
-        return self._stream(call, wanted, lists, watched, versions)
+        watch = Watch(
+            tasks=self.tasks,
+            feed=self.feed,
+            owner=call.principal,
+            task_ids=task_ids,
+            lists=lists,
+            window_ms=self.window_ms,
+            poll_ms=self.poll_ms,
+            clock=self.clock,
+            sleep=self.sleep,
+        )
+        return self._stream(call, wanted, watch)
 
     def _stream(
-        self,
-        call: Call,
-        wanted: m.SubscriptionFilter,
-        lists: list[str],
-        watched: dict[str, TaskRecord],
-        versions: dict[str, int],
+        self, call: Call, wanted: m.SubscriptionFilter, watch: Watch
     ) -> Iterator[dict[str, Any]]:
         subscription = {SUBSCRIPTION_ID_KEY: call.request.id}
         honoured: dict[str, Any] = {}
-        if "tools" in lists:
+        if "tools" in watch.lists:
             honoured["toolsListChanged"] = True
-        if "prompts" in lists:
+        if "prompts" in watch.lists:
             honoured["promptsListChanged"] = True
         if wanted.task_ids is not None:
-            honoured["taskIds"] = list(watched)
+            honoured["taskIds"] = watch.task_ids
         yield notification_message(
             "notifications/subscriptions/acknowledged",
             {"notifications": honoured, "_meta": subscription},
         )
-        deadline = self.clock() + self.window_ms / 1000
-        while lists or not _all_terminal(watched):
-            remaining = deadline - self.clock()
-            if remaining <= 0:
-                break
-            self.sleep(min(self.poll_ms / 1000, remaining))
-            delivered = False
-            if watched and self.tasks is not None:
-                now = self.tasks.live_records(call.principal, list(watched))
-                for task_id, record in now.items():
-                    if record.visible_status != watched[task_id].visible_status:
-                        # The full task (an offloaded result read back) only when it is sent.
-                        task = self.tasks.detailed(record)
-                        yield notification_message(
-                            "notifications/tasks", {**task, "_meta": subscription}
-                        )
-                        delivered = True
-                # An expired task is gone: stop watching it.
-                watched = now
-            if lists and self.feed is not None:
-                current = self.feed.versions()
-                for kind in lists:
-                    if current.get(kind, 0) != versions.get(kind, 0):
-                        yield notification_message(
-                            _LIST_NOTIFICATIONS[kind], {"_meta": subscription}
-                        )
-                        delivered = True
-                versions = current
-            if delivered:
-                break
+        for change in watch.changes():
+            if isinstance(change, TaskChanged):
+                task = detailed_task(change.view)
+                yield notification_message("notifications/tasks", {**task, "_meta": subscription})
+            elif isinstance(change, ListChanged):
+                yield notification_message(
+                    _LIST_NOTIFICATIONS[change.kind], {"_meta": subscription}
+                )
         yield result_message(call.request.id, {"resultType": "complete", "_meta": subscription})
-
-
-def _all_terminal(watched: dict[str, TaskRecord]) -> bool:
-    return all(record.visible_status in TERMINAL for record in watched.values())

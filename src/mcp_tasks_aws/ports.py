@@ -1,22 +1,34 @@
 """The ports the task domain depends on: where tasks are stored and how their work is run.
 
-Adapters (`mcp_tasks_aws.aws`) fill them in with DynamoDB, Step Functions and S3; tests may
-use the same adapters on moto. Each method is one primitive, so each costs one AWS call.
+Adapters (`mcp_tasks_aws.aws`) fill them in with DynamoDB, Step Functions and S3;
+`mcp_tasks_aws.tasks.memory` is the in-memory twin of the store. Each method is one primitive
+and costs one AWS call; the rules of what may change live in `tasks.transitions`, not here.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import NamedTuple, Protocol
 
-from mcp_tasks_aws.tasks.model import TaskRecord
+from mcp_tasks_aws.tasks.model import TaskRecord, TaskSummary
+from mcp_tasks_aws.tasks.transitions import Changes, Guard
+
+
+class Applied(NamedTuple):
+    """What `TaskStore.apply` found: the record after the move, or as it stands if refused."""
+
+    record: TaskRecord
+    changed: bool
+
+
+class Page(NamedTuple):
+    """One page of an owner's tasks, newest first; `after` continues the listing (None: done)."""
+
+    tasks: list[TaskSummary]
+    after: str | None
 
 
 class TaskStore(Protocol):
-    """Durable task records. Every read is strongly consistent."""
-
-    def put_new(self, record: TaskRecord) -> None:
-        """Create the record; raise TaskAlreadyExists if the id is taken."""
-        ...
+    """Durable task records. Every read is strongly consistent; every write is one atomic step."""
 
     def get(self, task_id: str) -> TaskRecord | None:
         """The record as last written, or None."""
@@ -26,60 +38,23 @@ class TaskStore(Protocol):
         """The records that exist among `task_ids` (at most 100), read consistently in one call."""
         ...
 
-    def record_answers(
-        self, task_id: str, owner: str, answers: dict[str, Any], now_ms: int
-    ) -> TaskRecord:
-        """Store answers for outstanding requests of an `input_required` task owned by `owner`.
+    def put_new(self, record: TaskRecord) -> None:
+        """Create the record; raise TaskAlreadyExists if the id is taken."""
+        ...
 
-        The first answer for a key wins; answered keys leave `input_requests`. Returns the
-        record after the write. Raises TaskNotFound for a missing or foreign task and
-        TaskNotWaiting (carrying the record) when it is not waiting for input.
+    def apply(self, task_id: str, guard: Guard, changes: Changes) -> Applied | None:
+        """Write `changes` if `guard` holds, atomically (see `transitions.allows`/`applied`).
+
+        Returns the record after the write (`changed`), the current record when the guard did
+        not hold (not `changed`), or None when there is no such task.
         """
         ...
 
-    def request_cancel(self, task_id: str, owner: str, now_ms: int) -> TaskRecord:
-        """Mark an active task cancelled (the durable cancel marker); return the record before.
+    def list_by_owner(self, owner: str, *, limit: int, after: str | None = None) -> Page:
+        """One page of `owner`'s tasks, newest first, expired ones left out.
 
-        Raises TaskNotFound for a missing or foreign task, TaskNotWaiting if it is terminal.
-        """
-        ...
-
-    def set_status_message(self, task_id: str, leg: int, message: str, now_ms: int) -> None:
-        """Set `statusMessage` (and `working`) while leg `leg` runs; TaskNoLongerActive if not."""
-        ...
-
-    def park(
-        self,
-        task_id: str,
-        leg: int,
-        input_requests: dict[str, dict[str, Any]],
-        task_token: str,
-        now_ms: int,
-        steps: dict[str, Any] | None = None,
-    ) -> None:
-        """Leg `leg` needs input: record the requests, the token to resume with, and the
-        results of steps (`ctx.step`) first run in this leg."""
-        ...
-
-    def finish(
-        self,
-        task_id: str,
-        leg: int,
-        *,
-        status: str,
-        now_ms: int,
-        result: dict[str, Any] | None = None,
-        result_ref: str | None = None,
-        error: dict[str, Any] | None = None,
-        message: str | None = None,
-    ) -> None:
-        """Leg `leg` ended the task; TaskNoLongerActive if it was cancelled or ended meanwhile."""
-        ...
-
-    def settle_lost(self, task_id: str, error: dict[str, Any], now_ms: int) -> TaskRecord | None:
-        """An execution ended without its task ending: make it failed (cancelled if asked).
-
-        Returns the record before, or None when the task was already terminal or is gone.
+        `after` is a `Page.after` of an earlier call for the same owner; anything else raises
+        ValueError.
         """
         ...
 

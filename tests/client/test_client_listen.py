@@ -58,19 +58,14 @@ class PacedWorker:
     def __call__(self, event: dict[str, Any], context: Any) -> Any:
         if self.delay:
             time.sleep(self.delay)
-        try:
-            return self.stack.worker.handler(event, context)
-        finally:
-            metrics = getattr(self.stack.worker, "metrics", None)
-            if metrics is not None:
-                metrics.clear_metrics()
+        return self.stack.worker_handler(event, context)
 
 
 class Recorder:
     """The listen and `tasks/get` requests the stack served, by task id."""
 
     def __init__(self, stack: EmbeddedStack) -> None:
-        self.methods: dict[str, Any] = stack.api.transport.server.methods
+        self.methods: dict[str, Any] = stack.api_app.server.methods
         self.calls: list[tuple[str, list[str]]] = []
         for method in (LISTEN, GET):
             params_model, handler = self.methods[method]

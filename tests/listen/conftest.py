@@ -318,7 +318,7 @@ class PacedDispatch(WorkerDispatch):
 
     def __call__(self, event: dict[str, Any], context: Any) -> Any:
         if self.leg_delay:
-            record = self.stack.worker.legs.store.get(str(event.get("taskId")))
+            record = self.stack.worker_app.store.get(str(event.get("taskId")))
             delay = self.leg_delay.get(record.tool) if record is not None else None
             if delay:
                 time.sleep(delay)

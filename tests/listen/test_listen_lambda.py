@@ -37,10 +37,7 @@ def invoke(stack: EmbeddedStack, body: bytes) -> tuple[dict[str, Any], float]:
     context = LocalLambdaContext()
     assert context.response_stream is None  # what Lambda offers: nothing to stream to
     started = time.monotonic()
-    try:
-        answer: dict[str, Any] = stack.api.handler(event, context)
-    finally:
-        stack.api.metrics.clear_metrics()
+    answer: dict[str, Any] = stack.api_handler(event, context)
     return answer, time.monotonic() - started
 
 

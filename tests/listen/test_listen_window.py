@@ -81,10 +81,7 @@ def test_a_buffered_window_with_nothing_to_deliver(short: EmbeddedStack, new_id:
     body = listen_body({"promptsListChanged": True}, rid)
     event = build_event(method="POST", path="/mcp", headers=listen_headers(), body=body)
     started = time.monotonic()
-    try:
-        answer: dict[str, Any] = short.api.handler(event, LocalLambdaContext())
-    finally:
-        short.api.metrics.clear_metrics()
+    answer: dict[str, Any] = short.api_handler(event, LocalLambdaContext())
     took = time.monotonic() - started
     assert answer["statusCode"] == 200
     assert answer["headers"]["content-type"] == "text/event-stream"

@@ -25,7 +25,8 @@ from mcp_tasks_aws.aws.dynamodb import DynamoTaskStore
 from mcp_tasks_aws.aws.stepfunctions import StepFunctionsRunner
 from mcp_tasks_aws.local.aws import REGION, LocalAws, start_local_aws
 from mcp_tasks_aws.local.server import PROJECT_ROOT, EmbeddedStack
-from mcp_tasks_aws.tasks.model import TERMINAL, TaskRecord, new_task_id
+from mcp_tasks_aws.protocol.names import TERMINAL_STATUSES as TERMINAL
+from mcp_tasks_aws.tasks.model import TaskRecord, new_task_id
 
 PROTOCOL_VERSION = "2026-07-28"
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
@@ -113,7 +114,7 @@ def dynamodb(local_aws: LocalAws) -> Any:
 
 
 @pytest.fixture(scope="module")
-def store(local_aws: LocalAws, dynamodb: Any) -> DynamoTaskStore:
+def dynamo_store(local_aws: LocalAws, dynamodb: Any) -> DynamoTaskStore:
     return DynamoTaskStore(dynamodb, local_aws.table_name)
 
 
@@ -137,10 +138,10 @@ class WorkerDispatch:
             self.legs[task_id] += 1
         handler = self.by_task.get(task_id)
         if handler is None and self.by_label:
-            record = self.stack.worker.legs.store.get(task_id)
+            record = self.stack.worker_app.store.get(task_id)
             label = (record.arguments or {}).get("label") if record else None
             handler = self.by_label.get(str(label))
-        return (handler or self.stack.worker.handler)(event, context)
+        return (handler or self.stack.worker_handler)(event, context)
 
 
 class TaskClient:
@@ -152,15 +153,17 @@ class TaskClient:
         self._ids = 0
         self._lock = threading.Lock()
 
-    # Handy handles on the stack's own adapters (the worker module's, same moto backends).
+    # Handy handles on the stack's own adapters (the worker function's, same moto backends).
     @property
     def store(self) -> DynamoTaskStore:
-        store: DynamoTaskStore = self.stack.worker.legs.store
+        store = self.stack.worker_app.store
+        assert isinstance(store, DynamoTaskStore)
         return store
 
     @property
     def runner(self) -> StepFunctionsRunner:
-        runner: StepFunctionsRunner = self.stack.worker.legs.runner
+        runner = self.stack.worker_app.runner
+        assert isinstance(runner, StepFunctionsRunner)
         return runner
 
     def body(self, method: str, params: dict[str, Any], rid: int | None = None) -> bytes:
@@ -277,7 +280,6 @@ def elicit_answer(content: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[EmbeddedStack]:
-    # EmbeddedStack writes its configuration into os.environ: put everything back afterwards.
     with running_stack(MCP_TASKS_TOOLS="conformance") as running:
         yield running
 

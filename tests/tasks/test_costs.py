@@ -91,7 +91,7 @@ def serve(
         body=tasks.body(method, params),
     )
     with aws_calls() as calls:
-        response = tasks.stack.api.handler(event, LocalLambdaContext())
+        response = tasks.stack.api_handler(event, LocalLambdaContext())
     assert response["statusCode"] == 200, response
     message: dict[str, Any] = json.loads(response["body"])
     assert "error" not in message, message

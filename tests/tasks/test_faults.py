@@ -42,13 +42,13 @@ def fault(client: Any, service: str, operation: str, times: int = 1) -> Iterator
 
 
 def api_clients(tasks: TaskClient) -> tuple[Any, Any]:
-    service = tasks.stack.api.transport.server.tasks
-    return service.store.client, service.runner.client
+    app = tasks.stack.api_app
+    return app.store.client, app.runner.client  # type: ignore[attr-defined]
 
 
 def worker_clients(tasks: TaskClient) -> tuple[Any, Any]:
-    legs = tasks.stack.worker.legs
-    return legs.store.client, legs.runner.client
+    app = tasks.stack.worker_app
+    return app.store.client, app.runner.client  # type: ignore[attr-defined]
 
 
 def _error_of(tasks: TaskClient, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -1,7 +1,9 @@
-"""Races and failures that matter, end to end over HTTP through the embedded stack.
+"""Races and failures end to end over HTTP through the embedded stack: a smoke test.
 
 Each test drives the real API handler, the real state machine (moto's interpreter running
-infra/task_runner.asl.json), the real worker and the reconciler.
+infra/task_runner.asl.json), the real worker and the reconciler. Timing decides which
+interleaving a run hits here, so these check the invariants that hold for every one; each
+interleaving is forced, with its one outcome, in `test_interleavings.py`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from mcp_tasks_aws import TaskPolicy, ToolSet
 from mcp_tasks_aws.aws.s3 import S3ResultStore
 from mcp_tasks_aws.config import load_toolset
 from mcp_tasks_aws.local.aws import REGION
+from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.model import new_task_id
 from mcp_tasks_aws.tasks.worker import LegRunner
 from tasks.conftest import (
@@ -32,7 +35,7 @@ from tasks.conftest import (
 
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
 
-STABLE_POLLS = 5  # ~1 s of polling after a task ended
+STABLE_POLLS = 3  # ~0.3 s of polling after a task ended
 
 
 def only_key(task: dict[str, Any]) -> str:
@@ -44,7 +47,7 @@ def only_key(task: dict[str, Any]) -> str:
 def assert_stable(tasks: TaskClient, task_id: str, final: dict[str, Any]) -> None:
     """The task answers the same terminal status and outcome for about a second."""
     for _ in range(STABLE_POLLS):
-        time.sleep(0.2)
+        time.sleep(0.1)
         again = tasks.get(task_id)
         assert again["status"] == final["status"], (final, again)
         assert again.get("result") == final.get("result")
@@ -78,7 +81,7 @@ def run_concurrently(*calls: Any) -> list[Any]:
 # -- update vs cancel, cancel vs completion ----------------------------------------------------
 
 
-@pytest.mark.parametrize("cancel_delay", [0.0, 0.02, 0.05, 0.3])
+@pytest.mark.parametrize("cancel_delay", [0.0, 0.3])
 def test_update_racing_cancel_ends_one_way_and_stays(
     tasks: TaskClient, cancel_delay: float
 ) -> None:
@@ -103,17 +106,15 @@ def test_update_racing_cancel_ends_one_way_and_stays(
         assert "result" not in final
         assert record.result is None
         assert record.result_ref is None
-        assert record.cancel_requested is True
     else:
         assert final["result"]["content"][0]["text"] == f"Deleted {filename}."
-        assert record.cancel_requested is False
     # And it keeps that status; its execution does not linger
     assert_stable(tasks, task_id, final)
     assert_execution_ends(tasks, task_id)
     assert tasks.get(task_id)["status"] == final["status"]
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.1, 0.3])
+@pytest.mark.parametrize("delay", [0.0, 0.1])
 def test_cancel_racing_completion_settles_once(tasks: TaskClient, delay: float) -> None:
     # Given a task that finishes almost at once
     task_id = tasks.create("slow_compute", {"seconds": 0.01, "label": f"photo-{delay}"})
@@ -132,7 +133,7 @@ def test_cancel_racing_completion_settles_once(tasks: TaskClient, delay: float) 
     assert_execution_ends(tasks, task_id)
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.01, 0.02, 0.03, 0.05, 0.08])
+@pytest.mark.parametrize("delay", [0.0, 0.05])
 def test_cancel_of_a_working_task_is_final_at_once(tasks: TaskClient, delay: float) -> None:
     # Given a task whose tool is starting to report progress
     task_id = tasks.create("slow_compute", {"seconds": 0.3, "label": f"working-{delay}"})
@@ -147,7 +148,7 @@ def test_cancel_of_a_working_task_is_final_at_once(tasks: TaskClient, delay: flo
     assert assert_execution_ends(tasks, task_id) in ("ABORTED", "SUCCEEDED")
     record = tasks.store.get(task_id)
     assert record is not None
-    assert (record.status, record.cancel_requested, record.result) == ("cancelled", True, None)
+    assert (record.status, record.result) == ("cancelled", None)
 
 
 def test_cancelled_waiting_task_stays_cancelled_and_refuses_answers(tasks: TaskClient) -> None:
@@ -276,7 +277,9 @@ def test_worker_dying_mid_leg_ends_the_task_failed(tasks: TaskClient) -> None:
     def crashing(event: dict[str, Any], context: Any) -> Any:
         record = tasks.store.get(event["taskId"])
         assert record is not None
-        tasks.store.set_status_message(record.task_id, record.leg, "about to crash", now_ms())
+        tasks.store.apply(
+            record.task_id, *transitions.report(record.leg, "about to crash", now_ms())
+        )
         raise RuntimeError("worker died")
 
     tasks.dispatch.by_label["die-mid-leg"] = crashing
@@ -383,10 +386,9 @@ def test_foreign_task_answers_exactly_like_a_missing_one(tasks: TaskClient) -> N
     # And alice's task is untouched: still waiting, no answer recorded, not cancelled
     after = tasks.store.get(task_id)
     assert after is not None
-    assert (after.status, after.answers, after.cancel_requested, after.version) == (
+    assert (after.status, after.answers, after.version) == (
         "input_required",
         {},
-        False,
         record.version,
     )
     assert tasks.get(task_id, token=alice)["status"] == "input_required"

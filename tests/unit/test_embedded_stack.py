@@ -169,7 +169,7 @@ def test_undecodable_body_is_answered_as_a_json_rpc_error(stack: EmbeddedStack) 
     event["body"] = "%%% not base64 %%%"
     event["isBase64Encoded"] = True
     # When the API handler answers it
-    answer = stack.api.handler(event, LocalLambdaContext())
+    answer = stack.api_handler(event, LocalLambdaContext())
     # Then, like every error on the wire, it is a JSON-RPC error object (errors.py invariant)
     assert answer["statusCode"] == 400
     assert (answer.get("headers") or {}).get("content-type") == "application/json"

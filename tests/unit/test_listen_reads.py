@@ -9,6 +9,7 @@ from mcp_tasks_aws.listen import Listener
 from mcp_tasks_aws.protocol import models as m
 from mcp_tasks_aws.protocol.jsonrpc import Request
 from mcp_tasks_aws.server import Call
+from mcp_tasks_aws.tasks.memory import InMemoryTaskStore
 from mcp_tasks_aws.tasks.model import TaskRecord, new_task_id
 from mcp_tasks_aws.tasks.service import TaskService
 
@@ -34,16 +35,32 @@ def record(status: str, **extra: Any) -> TaskRecord:
     )
 
 
-class Store:
-    """Only what a listen reads: batch gets (counted)."""
+class Store(InMemoryTaskStore):
+    """The in-memory store, counting the batch reads a listen makes."""
 
     def __init__(self, *records: TaskRecord) -> None:
-        self.records = {r.task_id: r for r in records}
+        super().__init__()
+        for record in records:
+            self.put_new(record)
         self.batch_reads = 0
 
     def get_many(self, task_ids: list[str]) -> dict[str, TaskRecord]:
         self.batch_reads += 1
-        return {i: self.records[i] for i in task_ids if i in self.records}
+        return super().get_many(task_ids)
+
+
+class Results:
+    """A result store that records every read."""
+
+    def __init__(self) -> None:
+        self.reads: list[str] = []
+
+    def put(self, task_id: str, body: bytes) -> str:
+        raise AssertionError("nothing is offloaded here")
+
+    def get(self, ref: str) -> bytes:
+        self.reads.append(ref)
+        return b'{"content": []}'
 
 
 def test_offloaded_results_are_not_read_on_polls_that_send_nothing() -> None:
@@ -51,13 +68,8 @@ def test_offloaded_results_are_not_read_on_polls_that_send_nothing() -> None:
     done = record("completed", result_ref="results/x.json")
     working = record("working")
     store = Store(done, working)
-    reads: list[str] = []
-
-    def resolve(rec: TaskRecord) -> dict[str, Any]:
-        reads.append(rec.task_id)
-        return {"content": []}
-
-    service = TaskService(store, runner=None, resolve_result=resolve)  # type: ignore[arg-type]
+    results = Results()
+    service = TaskService(store, runner=None, results=results)  # type: ignore[arg-type]
     clock = iter(i * 0.1 for i in range(1000))
     listener = Listener(
         tasks=service,
@@ -84,4 +96,4 @@ def test_offloaded_results_are_not_read_on_polls_that_send_nothing() -> None:
         None,
     ]
     assert store.batch_reads > 3
-    assert reads == []
+    assert results.reads == []

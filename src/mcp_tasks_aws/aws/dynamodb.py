@@ -1,46 +1,66 @@
-"""The DynamoDB task store: one item per task, conditional writes, consistent reads.
+"""The DynamoDB task store: one item per task, guarded moves as conditional writes.
 
-Each port primitive is one call (`settle_lost`, off the hot path, is a read then a write).
-JSON payloads (arguments, results, answers, requests) are stored as strings so no number
-ever turns into a Decimal. Item layout:
+This adapter only translates: a record to an item and back, a `transitions.Guard` to a
+condition expression, `transitions.Changes` to an update expression. What the rules are lives
+in `tasks.transitions`; each primitive is one call. JSON payloads (arguments, results, answers,
+request params) are stored as strings so no number ever turns into a Decimal. Item layout:
 
 | attribute | type | meaning |
 | --- | --- | --- |
 | taskId | S | partition key |
 | owner | S | the caller's principal; a foreign read answers like a missing one |
 | status, statusMessage | S | task status, last status message |
-| createdAt, lastUpdatedAt | N | epoch milliseconds |
+| createdAt, lastUpdatedAt | N | epoch milliseconds (`OwnerIndex`: owner + createdAt) |
 | ttlMs, expiresAt | N | retention; `expiresAt` (epoch seconds) is the table's TTL attribute |
 | version, leg | N | bumped on every write; the number of the leg that may write outcomes |
-| answers, inputRequests | M of S | recorded answers; outstanding requests |
+| answers | M of S | recorded answers and step results |
+| inputRequests | M of M | outstanding requests: `{method: S, params: S}` per key |
 | askedKeys | SS | every key the task asked (answers to other keys are never used) |
 | taskToken | S | Step Functions token of the execution waiting for input |
-| cancelRequested | BOOL | the durable cancel marker |
 | result / resultRef / error | S | outcome (resultRef points into the result bucket) |
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
-from typing import TYPE_CHECKING, Any
+import time
+from typing import TYPE_CHECKING, Any, Final
 
 from mcp_tasks_aws.aws.errors import client_error_code, client_error_item
-from mcp_tasks_aws.tasks.exceptions import (
-    TaskAlreadyExists,
-    TaskNoLongerActive,
-    TaskNotFound,
-    TaskNotWaiting,
+from mcp_tasks_aws.ports import Applied, Page
+from mcp_tasks_aws.tasks.exceptions import TaskAlreadyExists
+from mcp_tasks_aws.tasks.model import TaskRecord, TaskSummary, encode_json
+from mcp_tasks_aws.tasks.transitions import (
+    AddAsked,
+    Changes,
+    Drop,
+    DropEntry,
+    Guard,
+    NextLeg,
+    Put,
+    PutEntry,
 )
-from mcp_tasks_aws.tasks.model import ACTIVE, TaskRecord, encode_json
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
-_CONDITION_FAILED = "ConditionalCheckFailedException"
-# Only an active task changes (a terminal status is never left): one condition for all writes.
-_ACTIVE_VALUES = {f":{status}": {"S": status} for status in sorted(ACTIVE)}
-_ACTIVE = f"#status IN ({', '.join(_ACTIVE_VALUES)})"
-_NOT_CANCELLED = "#cancel = :false"
+_CONDITION_FAILED: Final = "ConditionalCheckFailedException"
+OWNER_INDEX: Final = "OwnerIndex"
+
+# Record field -> item attribute, for the fields a move may write.
+_ATTRIBUTE: Final = {
+    "status": "status",
+    "status_message": "statusMessage",
+    "task_token": "taskToken",
+    "result": "result",
+    "result_ref": "resultRef",
+    "error": "error",
+    "answers": "answers",
+    "input_requests": "inputRequests",
+}
+_JSON_FIELDS: Final = frozenset({"result", "error"})
 
 
 def _s(value: str) -> dict[str, Any]:
@@ -49,6 +69,20 @@ def _s(value: str) -> dict[str, Any]:
 
 def _n(value: int) -> dict[str, Any]:
     return {"N": str(value)}
+
+
+def _requests(requests: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "M": {
+            key: {
+                "M": {
+                    "method": _s(str(request.get("method", ""))),
+                    "params": _s(encode_json(request.get("params", {}))),
+                }
+            }
+            for key, request in requests.items()
+        }
+    }
 
 
 def encode(record: TaskRecord) -> dict[str, Any]:
@@ -65,8 +99,7 @@ def encode(record: TaskRecord) -> dict[str, Any]:
         "version": _n(record.version),
         "leg": _n(record.leg),
         "answers": {"M": {k: _s(encode_json(v)) for k, v in record.answers.items()}},
-        "inputRequests": {"M": {k: _s(encode_json(v)) for k, v in record.input_requests.items()}},
-        "cancelRequested": {"BOOL": record.cancel_requested},
+        "inputRequests": _requests(record.input_requests),
     }
     if record.ttl_ms is not None:
         item["ttlMs"] = _n(record.ttl_ms)
@@ -84,20 +117,26 @@ def encode(record: TaskRecord) -> dict[str, Any]:
     return item
 
 
+def _text(item: dict[str, Any], name: str) -> str | None:
+    value = item.get(name)
+    return value["S"] if value else None
+
+
+def _number(item: dict[str, Any], name: str) -> int | None:
+    value = item.get(name)
+    return int(value["N"]) if value and "N" in value else None
+
+
+def _decode_requests(item: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {
+        key: {"method": entry["M"]["method"]["S"], "params": json.loads(entry["M"]["params"]["S"])}
+        for key, entry in item.get("inputRequests", {}).get("M", {}).items()
+    }
+
+
 def decode(item: dict[str, Any]) -> TaskRecord:
-    def text(name: str) -> str | None:
-        value = item.get(name)
-        return value["S"] if value else None
-
-    def number(name: str) -> int | None:
-        value = item.get(name)
-        return int(value["N"]) if value and "N" in value else None
-
-    def json_map(name: str) -> dict[str, Any]:
-        return {k: json.loads(v["S"]) for k, v in item.get(name, {}).get("M", {}).items()}
-
     def json_text(name: str) -> Any:
-        raw = text(name)
+        raw = _text(item, name)
         return json.loads(raw) if raw is not None else None
 
     return TaskRecord(
@@ -109,27 +148,125 @@ def decode(item: dict[str, Any]) -> TaskRecord:
         status=item["status"]["S"],
         created_at=int(item["createdAt"]["N"]),
         updated_at=int(item["lastUpdatedAt"]["N"]),
-        ttl_ms=number("ttlMs"),
+        ttl_ms=_number(item, "ttlMs"),
         poll_interval_ms=int(item["pollIntervalMs"]["N"]),
-        status_message=text("statusMessage"),
+        status_message=_text(item, "statusMessage"),
         version=int(item["version"]["N"]),
         leg=int(item["leg"]["N"]),
-        answers=json_map("answers"),
-        input_requests=json_map("inputRequests"),
+        answers={k: json.loads(v["S"]) for k, v in item.get("answers", {}).get("M", {}).items()},
+        input_requests=_decode_requests(item),
         asked_keys=frozenset(item.get("askedKeys", {}).get("SS", [])),
-        task_token=text("taskToken"),
-        cancel_requested=bool(item.get("cancelRequested", {}).get("BOOL", False)),
+        task_token=_text(item, "taskToken"),
         result=json_text("result"),
-        result_ref=text("resultRef"),
+        result_ref=_text(item, "resultRef"),
         error=json_text("error"),
     )
 
 
-def _failed_condition(exc: Exception) -> dict[str, Any] | None:
-    """The item as it was when a condition failed (ALL_OLD), or re-raise other errors."""
-    if client_error_code(exc) != _CONDITION_FAILED:
-        raise exc
-    return client_error_item(exc)
+def decode_summary(item: dict[str, Any]) -> TaskSummary:
+    """A summary from an `OwnerIndex` item (its projection carries exactly these attributes)."""
+    status = item["status"]["S"]
+    if status == "input_required" and not item.get("inputRequests", {}).get("M"):
+        status = "working"  # transitions.shown_status: the next leg is starting
+    return TaskSummary(
+        task_id=item["taskId"]["S"],
+        owner=item["owner"]["S"],
+        status=status,
+        status_message=_text(item, "statusMessage"),
+        created_at=int(item["createdAt"]["N"]),
+        updated_at=int(item["lastUpdatedAt"]["N"]),
+        ttl_ms=_number(item, "ttlMs"),
+        poll_interval_ms=int(item["pollIntervalMs"]["N"]),
+    )
+
+
+class _Expression:
+    """Placeholders for one request: `#n` names and `:v` values, numbered as they are used."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+        self.values: dict[str, Any] = {}
+
+    def name(self, attribute: str) -> str:
+        for placeholder, known in self.names.items():
+            if known == attribute:
+                return placeholder
+        placeholder = f"#n{len(self.names)}"
+        self.names[placeholder] = attribute
+        return placeholder
+
+    def value(self, value: dict[str, Any]) -> str:
+        placeholder = f":v{len(self.values)}"
+        self.values[placeholder] = value
+        return placeholder
+
+    def path(self, *attributes: str) -> str:
+        return ".".join(self.name(a) for a in attributes)
+
+
+def condition(guard: Guard, expr: _Expression) -> str:
+    """The condition expression of a guard (see `transitions.allows` for its meaning)."""
+    statuses = ", ".join(expr.value(_s(s)) for s in sorted(guard.statuses))
+    parts = [f"{expr.name('status')} IN ({statuses})"]
+    if guard.owner is not None:
+        parts.append(f"{expr.name('owner')} = {expr.value(_s(guard.owner))}")
+    if guard.leg is not None:
+        # Leg fencing: a duplicate or stale leg (an older number) can record nothing.
+        parts.append(f"{expr.name('leg')} = {expr.value(_n(guard.leg))}")
+    if guard.alive_at_s is not None:
+        # Native TTL deletes late: an expired item still exists but must not change.
+        expires = expr.name("expiresAt")
+        alive = expr.value(_n(guard.alive_at_s))
+        parts.append(f"(attribute_not_exists({expires}) OR {expires} > {alive})")
+    for wanted in guard.outstanding:
+        # First answer wins: a key answered already has left inputRequests.
+        request = expr.path("inputRequests", wanted.key)
+        parts.append(f"attribute_exists({request})")
+        if wanted.methods is not None:
+            methods = ", ".join(expr.value(_s(m)) for m in sorted(wanted.methods))
+            parts.append(f"{expr.path('inputRequests', wanted.key, 'method')} IN ({methods})")
+    return " AND ".join(parts)
+
+
+def _stored(field: str, value: Any) -> dict[str, Any]:
+    if field == "input_requests":
+        return _requests(value)
+    if field in _JSON_FIELDS:
+        return _s(encode_json(value))
+    return _s(str(value))
+
+
+def update(changes: Changes, expr: _Expression) -> str:
+    """The update expression of a move's changes (see `transitions.applied`)."""
+    sets = [
+        f"{expr.name('lastUpdatedAt')} = {expr.value(_n(changes.now_ms))}",
+        f"{expr.name('version')} = {expr.name('version')} + {expr.value(_n(1))}",
+    ]
+    removes: list[str] = []
+    adds: list[str] = []
+    for op in changes.ops:
+        if isinstance(op, Put):
+            sets.append(
+                f"{expr.name(_ATTRIBUTE[op.field])} = {expr.value(_stored(op.field, op.value))}"
+            )
+        elif isinstance(op, Drop):
+            removes.append(expr.name(_ATTRIBUTE[op.field]))
+        elif isinstance(op, PutEntry):
+            path = expr.path(_ATTRIBUTE[op.field], op.key)
+            sets.append(f"{path} = {expr.value(_s(encode_json(op.value)))}")
+        elif isinstance(op, DropEntry):
+            removes.append(expr.path(_ATTRIBUTE[op.field], op.key))
+        elif isinstance(op, AddAsked):
+            if op.keys:
+                adds.append(f"{expr.name('askedKeys')} {expr.value({'SS': sorted(op.keys)})}")
+        elif isinstance(op, NextLeg):
+            sets.append(f"{expr.name('leg')} = {expr.name('leg')} + {expr.value(_n(op.steps))}")
+    clauses = [f"SET {', '.join(sets)}"]
+    if removes:
+        clauses.append(f"REMOVE {', '.join(removes)}")
+    if adds:
+        clauses.append(f"ADD {', '.join(adds)}")
+    return " ".join(clauses)
 
 
 class DynamoChangeFeed:
@@ -161,7 +298,7 @@ class DynamoChangeFeed:
 
 
 class DynamoTaskStore:
-    """TaskStore on one DynamoDB table keyed by `taskId`."""
+    """TaskStore on one DynamoDB table keyed by `taskId`, with `OwnerIndex` for listings."""
 
     def __init__(self, client: DynamoDBClient, table_name: str) -> None:
         self.client = client
@@ -169,18 +306,6 @@ class DynamoTaskStore:
 
     def _key(self, task_id: str) -> dict[str, Any]:
         return {"taskId": _s(task_id)}
-
-    def put_new(self, record: TaskRecord) -> None:
-        try:
-            self.client.put_item(
-                TableName=self.table,
-                Item=encode(record),
-                # Durable creation: the id is new, or nothing is written.
-                ConditionExpression="attribute_not_exists(taskId)",
-            )
-        except Exception as exc:
-            _failed_condition(exc)
-            raise TaskAlreadyExists(record.task_id) from exc
 
     def get(self, task_id: str) -> TaskRecord | None:
         response = self.client.get_item(
@@ -209,251 +334,77 @@ class DynamoTaskStore:
                 break
         return records
 
-    def _owned_or_missing(self, item: dict[str, Any] | None, owner: str) -> TaskRecord:
-        if not item or item["owner"]["S"] != owner:
-            raise TaskNotFound()
-        return decode(item)
+    def put_new(self, record: TaskRecord) -> None:
+        try:
+            self.client.put_item(
+                TableName=self.table,
+                Item=encode(record),
+                # Durable creation: the id is new, or nothing is written.
+                ConditionExpression="attribute_not_exists(taskId)",
+            )
+        except Exception as exc:
+            if client_error_code(exc) != _CONDITION_FAILED:
+                raise
+            raise TaskAlreadyExists(record.task_id) from exc
 
-    def record_answers(
-        self, task_id: str, owner: str, answers: dict[str, Any], now_ms: int
-    ) -> TaskRecord:
-        names = {
-            "#owner": "owner",
-            "#status": "status",
-            "#cancel": "cancelRequested",
-            "#answers": "answers",
-            "#requests": "inputRequests",
-            "#updated": "lastUpdatedAt",
-            "#version": "version",
-        }
-        values: dict[str, Any] = {
-            ":owner": _s(owner),
-            ":input_required": _s("input_required"),
-            ":false": {"BOOL": False},
-            ":now": _n(now_ms),
-            ":one": _n(1),
-        }
-        sets = ["#updated = :now", "#version = #version + :one"]
-        removes = []
-        for index, (key, answer) in enumerate(answers.items()):
-            names[f"#k{index}"] = key
-            values[f":a{index}"] = _s(encode_json(answer))
-            # The first answer for a key wins: a duplicate or late update changes nothing.
-            sets.append(f"#answers.#k{index} = if_not_exists(#answers.#k{index}, :a{index})")
-            removes.append(f"#requests.#k{index}")
+    def apply(self, task_id: str, guard: Guard, changes: Changes) -> Applied | None:
+        expr = _Expression()
+        check = condition(guard, expr)
+        change = update(changes, expr)
         try:
             response = self.client.update_item(
                 TableName=self.table,
                 Key=self._key(task_id),
-                UpdateExpression=f"SET {', '.join(sets)} REMOVE {', '.join(removes)}",
-                ConditionExpression=(
-                    f"#owner = :owner AND #status = :input_required AND {_NOT_CANCELLED}"
-                ),
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
+                UpdateExpression=change,
+                ConditionExpression=check,
+                ExpressionAttributeNames=expr.names,
+                ExpressionAttributeValues=expr.values,
                 ReturnValues="ALL_NEW",
+                # A refused move needs no second read to say why: the item comes back.
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
             )
         except Exception as exc:
-            raise TaskNotWaiting(self._owned_or_missing(_failed_condition(exc), owner)) from exc
-        return decode(response["Attributes"])
+            if client_error_code(exc) != _CONDITION_FAILED:
+                raise
+            current = client_error_item(exc)
+            return Applied(decode(current), changed=False) if current else None
+        return Applied(decode(response["Attributes"]), changed=True)
 
-    def request_cancel(self, task_id: str, owner: str, now_ms: int) -> TaskRecord:
-        try:
-            response = self.client.update_item(
-                TableName=self.table,
-                Key=self._key(task_id),
-                UpdateExpression=(
-                    "SET #status = :cancelled, #cancel = :true, #message = :message, "
-                    "#updated = :now, #version = #version + :one"
-                ),
-                # Only an active task can be cancelled; a terminal one keeps its outcome.
-                ConditionExpression=f"#owner = :owner AND {_ACTIVE}",
-                ExpressionAttributeNames={
-                    "#owner": "owner",
-                    "#status": "status",
-                    "#cancel": "cancelRequested",
-                    "#message": "statusMessage",
-                    "#updated": "lastUpdatedAt",
-                    "#version": "version",
-                },
-                ExpressionAttributeValues={
-                    ":owner": _s(owner),
-                    ":cancelled": _s("cancelled"),
-                    ":true": {"BOOL": True},
-                    ":message": _s("Cancelled at the client's request"),
-                    ":now": _n(now_ms),
-                    ":one": _n(1),
-                    **_ACTIVE_VALUES,
-                },
-                ReturnValues="ALL_OLD",
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
-        except Exception as exc:
-            raise TaskNotWaiting(self._owned_or_missing(_failed_condition(exc), owner)) from exc
-        return decode(response["Attributes"])
-
-    def _leg_write(
-        self,
-        task_id: str,
-        leg: int,
-        update: str,
-        names: dict[str, str],
-        values: dict[str, Any],
-    ) -> None:
-        """A worker's write: only while its leg is current and the task active, not cancelled."""
-        try:
-            self.client.update_item(
-                TableName=self.table,
-                Key=self._key(task_id),
-                UpdateExpression=update,
-                ConditionExpression=f"#leg = :leg AND {_ACTIVE} AND {_NOT_CANCELLED}",
-                ExpressionAttributeNames={
-                    "#leg": "leg",
-                    "#status": "status",
-                    "#cancel": "cancelRequested",
-                    "#updated": "lastUpdatedAt",
-                    "#version": "version",
-                    **names,
-                },
-                ExpressionAttributeValues={
-                    ":leg": _n(leg),
-                    ":false": {"BOOL": False},
-                    ":one": _n(1),
-                    **_ACTIVE_VALUES,
-                    **values,
-                },
-            )
-        except Exception as exc:
-            _failed_condition(exc)
-            raise TaskNoLongerActive(task_id) from exc
-
-    def set_status_message(self, task_id: str, leg: int, message: str, now_ms: int) -> None:
-        self._leg_write(
-            task_id,
-            leg,
-            "SET #message = :message, #status = :working, #updated = :now, "
-            "#version = #version + :one",
-            {"#message": "statusMessage"},
-            {":message": _s(message), ":now": _n(now_ms)},
-        )
-
-    def park(
-        self,
-        task_id: str,
-        leg: int,
-        input_requests: dict[str, dict[str, Any]],
-        task_token: str,
-        now_ms: int,
-        steps: dict[str, Any] | None = None,
-    ) -> None:
-        steps = steps or {}
-        names = {"#requests": "inputRequests", "#token": "taskToken", "#asked": "askedKeys"}
-        values: dict[str, Any] = {
-            ":requests": {"M": {k: _s(encode_json(v)) for k, v in input_requests.items()}},
-            ":token": _s(task_token),
-            ":keys": {"SS": sorted({*input_requests, *steps})},
-            ":now": _n(now_ms),
+    def list_by_owner(self, owner: str, *, limit: int, after: str | None = None) -> Page:
+        request: dict[str, Any] = {
+            "TableName": self.table,
+            "IndexName": OWNER_INDEX,
+            "KeyConditionExpression": "#owner = :owner",
+            "ExpressionAttributeNames": {"#owner": "owner"},
+            "ExpressionAttributeValues": {":owner": _s(owner)},
+            "ScanIndexForward": False,  # newest first
+            "Limit": limit,
         }
-        sets = [
-            "#status = :input_required",
-            "#requests = :requests",
-            "#token = :token",
-            "#leg = #leg + :one",
-            "#updated = :now",
-            "#version = #version + :one",
+        if after is not None:
+            request["ExclusiveStartKey"] = _start_key(after, owner)
+        response = self.client.query(**request)
+        now_ms = int(time.time() * 1000)
+        tasks = [
+            summary
+            for summary in map(decode_summary, response.get("Items", []))
+            if not summary.is_expired(now_ms)
         ]
-        removes = []
-        for index, key in enumerate(input_requests):
-            names[f"#k{index}"] = key
-            # A key is asked for the first time now: an answer given before it was asked
-            # is not an answer to it.
-            removes.append(f"#answers.#k{index}")
-        for index, (key, value) in enumerate(steps.items()):
-            names[f"#s{index}"] = key
-            values[f":s{index}"] = _s(encode_json(value))
-            sets.append(f"#answers.#s{index} = :s{index}")
-        if removes or steps:
-            names["#answers"] = "answers"
-        update = f"SET {', '.join(sets)} ADD #asked :keys"
-        if removes:
-            update += f" REMOVE {', '.join(removes)}"
-        self._leg_write(task_id, leg, update, names, values)
+        last = response.get("LastEvaluatedKey")
+        return Page(tasks, _position(last) if last else None)
 
-    def finish(
-        self,
-        task_id: str,
-        leg: int,
-        *,
-        status: str,
-        now_ms: int,
-        result: dict[str, Any] | None = None,
-        result_ref: str | None = None,
-        error: dict[str, Any] | None = None,
-        message: str | None = None,
-    ) -> None:
-        names = {"#requests": "inputRequests", "#token": "taskToken"}
-        values: dict[str, Any] = {
-            ":final": _s(status),
-            ":none": {"M": {}},
-            ":now": _n(now_ms),
-        }
-        sets = [
-            "#status = :final",
-            "#requests = :none",
-            "#updated = :now",
-            "#version = #version + :one",
-        ]
-        for attribute, value in (
-            ("result", encode_json(result) if result is not None else None),
-            ("resultRef", result_ref),
-            ("error", encode_json(error) if error is not None else None),
-            ("statusMessage", message),
-        ):
-            if value is not None:
-                names[f"#{attribute}"] = attribute
-                values[f":{attribute}"] = _s(value)
-                sets.append(f"#{attribute} = :{attribute}")
-        self._leg_write(task_id, leg, f"SET {', '.join(sets)} REMOVE #token", names, values)
 
-    def settle_lost(self, task_id: str, error: dict[str, Any], now_ms: int) -> TaskRecord | None:
-        for _ in range(3):
-            record = self.get(task_id)
-            if record is None or record.status not in ACTIVE:
-                return None
-            final = "cancelled" if record.cancel_requested else "failed"
-            sets = (
-                "#status = :final, #updated = :now, #version = #version + :one, #requests = :none"
-            )
-            values: dict[str, Any] = {
-                ":final": _s(final),
-                ":now": _n(now_ms),
-                ":one": _n(1),
-                ":none": {"M": {}},
-                ":seen": _n(record.version),
-            }
-            names = {
-                "#status": "status",
-                "#updated": "lastUpdatedAt",
-                "#version": "version",
-                "#requests": "inputRequests",
-            }
-            if final == "failed":
-                sets += ", #error = :error, #message = :message"
-                names.update({"#error": "error", "#message": "statusMessage"})
-                values.update({":error": _s(encode_json(error)), ":message": _s(error["message"])})
-            try:
-                self.client.update_item(
-                    TableName=self.table,
-                    Key=self._key(task_id),
-                    UpdateExpression=f"SET {sets}",
-                    # Optimistic concurrency: only if nothing changed since the read.
-                    ConditionExpression="#version = :seen",
-                    ExpressionAttributeNames=names,
-                    ExpressionAttributeValues=values,
-                )
-            except Exception as exc:
-                _failed_condition(exc)
-                continue
-            return record
-        return None
+def _position(key: dict[str, Any]) -> str:
+    """An index position as an opaque string: creation time and id (the owner is implied)."""
+    raw = json.dumps([key["createdAt"]["N"], key["taskId"]["S"]], separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode()
+
+
+def _start_key(after: str, owner: str) -> dict[str, Any]:
+    # Rebuilt with the caller as owner, so a position can never reach another owner's tasks.
+    try:
+        created, task_id = json.loads(base64.urlsafe_b64decode(after.encode()))
+        if not (isinstance(created, str) and created.isdigit() and isinstance(task_id, str)):
+            raise ValueError("not a position")
+    except (ValueError, TypeError, binascii.Error) as exc:
+        raise ValueError("not a position of this store") from exc
+    return {"taskId": _s(task_id), "owner": _s(owner), "createdAt": _n(int(created))}

@@ -304,6 +304,11 @@ def start_local_aws(template_path: Path, parameters: dict[str, str] | None = Non
         AttributeDefinitions=table["AttributeDefinitions"],
         KeySchema=table["KeySchema"],
         BillingMode=table.get("BillingMode", "PAY_PER_REQUEST"),
+        **(
+            {"GlobalSecondaryIndexes": table["GlobalSecondaryIndexes"]}
+            if table.get("GlobalSecondaryIndexes")
+            else {}
+        ),
     )
     ttl = table.get("TimeToLiveSpecification")
     if ttl:

@@ -11,6 +11,7 @@ cloud would provide (a request-state secret, fake AWS credentials) is filled in 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import logging
 import os
@@ -18,13 +19,17 @@ import secrets
 import sys
 import threading
 import warnings
+from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from mcp_tasks_aws.app import App
+from mcp_tasks_aws.aws.clients import Clients
+from mcp_tasks_aws.config import Settings, load_toolset
 from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
-from mcp_tasks_aws.local.aws import start_local_aws
+from mcp_tasks_aws.local.aws import REGION, start_local_aws
 
 logger = logging.getLogger("mcp_tasks_aws.local")
 
@@ -34,49 +39,62 @@ warnings.filterwarnings("ignore", message="No application metrics to publish")
 MCP_PATH = "/mcp"
 
 
-def local_environment(
-    host: str, port: int, overrides: dict[str, str] | None = None
-) -> dict[str, str]:
-    """The environment the handlers see locally: what AWS and the template would set."""
-    env = {
+# Powertools reads its switches from the process environment only. These are the local
+# runtime's (quiet logs, no metrics flushed to stdout, no X-Ray), the same for every stack in
+# the process; the stack's own settings never go through os.environ.
+POWERTOOLS_LOCAL_DEFAULTS = {
+    "POWERTOOLS_SERVICE_NAME": "mcp-tasks-aws",
+    "POWERTOOLS_METRICS_NAMESPACE": "McpTasksAws",
+    "POWERTOOLS_TRACE_DISABLED": "true",
+    "POWERTOOLS_METRICS_DISABLED": "true",
+    "POWERTOOLS_LOG_LEVEL": "WARNING",
+}
+
+
+def local_environment(host: str, port: int, env: Mapping[str, str]) -> dict[str, str]:
+    """The MCP_TASKS_* variables the functions see locally, beyond what the template sets.
+
+    Defaults stand for what the cloud would provide (a request-state secret, origins for the
+    local URL); the MCP_TASKS_* entries of `env` win over them, and origins it allows add to
+    the stack's.
+    """
+    local = {
         "MCP_TASKS_TOOLS": "demo",
         "MCP_TASKS_STATE_SECRET": secrets.token_hex(32),
         "MCP_TASKS_ALLOWED_ORIGINS": ",".join(
             f"http://{name}:{port}" for name in ("127.0.0.1", "localhost", host)
         ),
-        "POWERTOOLS_SERVICE_NAME": "mcp-tasks-aws",
-        "POWERTOOLS_METRICS_NAMESPACE": "McpTasksAws",
-        "POWERTOOLS_TRACE_DISABLED": "true",
-        "POWERTOOLS_METRICS_DISABLED": "true",
-        "POWERTOOLS_LOG_LEVEL": "WARNING",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
     }
-    # The user's environment wins over these defaults, but not what a stack in this process
-    # wrote there earlier (its port, its secret). Origins the user allows add to the stack's.
-    for key in env:
-        value = os.environ.get(key)
-        if value is not None and value not in _WRITTEN_BY_STACKS.get(key, set()):
-            if key == "MCP_TASKS_ALLOWED_ORIGINS":
-                value = ",".join(dict.fromkeys([*env[key].split(","), *value.split(",")]))
-            env[key] = value
-    env.update(overrides or {})
-    return env
+    for key, value in env.items():
+        if not key.startswith("MCP_TASKS_"):
+            continue
+        if key == "MCP_TASKS_ALLOWED_ORIGINS":
+            value = ",".join(dict.fromkeys([*local[key].split(","), *value.split(",")]))
+        local[key] = value
+    return local
 
 
-_WRITTEN_BY_STACKS: dict[str, set[str]] = {}
-
-
-def load_handler_module(name: str, unique: str) -> ModuleType:
-    """Import `handlers/<name>.py` afresh (each stack gets its own module and settings)."""
+@functools.cache
+def handler_module(name: str) -> ModuleType:
+    """`handlers/<name>.py`, imported once per process (stacks call its `make_handler`)."""
     path = PROJECT_ROOT / "handlers" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"_embedded_{name}_{unique}", path)
+    spec = importlib.util.spec_from_file_location(f"handlers.{name}", path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def local_session() -> Any:
+    """A botocore session for one function's clients (moto answers them in this process)."""
+    import botocore.session
+
+    session = botocore.session.get_session()
+    session.set_config_variable("region", REGION)
+    session.set_credentials("testing", "testing")  # moto's fake credentials
+    return session
 
 
 class _ChunkedSink:
@@ -161,13 +179,15 @@ class _QuietServer(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
-def _without_metric_backlog(module: ModuleType) -> Any:
-    """The module's handler, clearing Powertools metrics after each call.
+def _without_metric_backlog(function: str, app: App) -> Any:
+    """The real handler of `handlers/<function>.py` for `app`, clearing Powertools metrics
+    after each call.
 
     Metrics are disabled locally, and Powertools then keeps every value until a batch of 100
     forces a print; clearing keeps the local output quiet and memory flat.
     """
-    handler = module.handler
+    module = handler_module(function)
+    handler = module.make_handler(app)
     metrics = getattr(module, "metrics", None)
 
     def call(event: dict[str, Any], context: Any) -> Any:
@@ -183,37 +203,47 @@ def _without_metric_backlog(module: ModuleType) -> Any:
 class EmbeddedStack:
     """The whole stack on one machine; usable as a context manager.
 
-    Starts moto with the template's resources (see `local.aws`), loads the three handler
-    modules with the environment the template gives them, routes the state machine's
-    `lambda:invoke` to the worker, and serves the API handler over HTTP.
+    Starts moto with the template's resources (see `local.aws`), builds one `App` per function
+    from explicit settings (each with its own AWS clients, as each is its own process when
+    deployed), routes the state machine's `lambda:invoke` to the real worker handler, and
+    serves the real API handler over HTTP. Nothing is written to `os.environ` but Powertools'
+    local switches (`POWERTOOLS_LOCAL_DEFAULTS`), and the handler modules are imported once.
+
+    `env` holds MCP_TASKS_* variables as the functions would read them (see `config`);
+    without it, the process environment's (what `make run` passes on).
     """
 
     def __init__(
-        self, host: str = "127.0.0.1", port: int = 0, env: dict[str, str] | None = None
+        self, host: str = "127.0.0.1", port: int = 0, env: Mapping[str, str] | None = None
     ) -> None:
+        for key, value in POWERTOOLS_LOCAL_DEFAULTS.items():
+            os.environ.setdefault(key, value)
         self._server = _QuietServer((host, port), BaseHTTPRequestHandler)
         address = self._server.server_address
         self.host, self.port = str(address[0]), int(address[1])
-        settings = local_environment(self.host, self.port, env)
+        local = local_environment(self.host, self.port, os.environ if env is None else env)
         self.aws = start_local_aws(
-            PROJECT_ROOT / "template.yaml", {"ToolsModule": settings["MCP_TASKS_TOOLS"]}
+            PROJECT_ROOT / "template.yaml", {"ToolsModule": local["MCP_TASKS_TOOLS"]}
         )
         # Resource names come from the template; local settings (and overrides) win otherwise.
-        self.environment = {**self.aws.environment, **settings}
-        os.environ.update(self.environment)
-        for key, value in self.environment.items():
-            _WRITTEN_BY_STACKS.setdefault(key, set()).add(value)
-        unique = secrets.token_hex(4)
-        self.api = load_handler_module("api", unique)
-        self.worker = load_handler_module("worker", unique)
-        self.reconcile = load_handler_module("reconcile", unique)
-        self.aws.register("WorkerFunction", _without_metric_backlog(self.worker))
-        self.aws.watch_executions(_without_metric_backlog(self.reconcile))
-        self._server.RequestHandlerClass = _make_request_handler(_without_metric_backlog(self.api))
+        self.environment = {**self.aws.environment, **local}
+        self.settings = Settings.from_env(self.environment)
+        toolset = load_toolset(self.settings.tools_module)
+
+        def app() -> App:
+            return App(self.settings, clients=Clients(local_session()), toolset=toolset)
+
+        self.api_app, self.worker_app, self.reconcile_app = app(), app(), app()
+        self.api_handler = _without_metric_backlog("api", self.api_app)
+        self.worker_handler = _without_metric_backlog("worker", self.worker_app)
+        self.reconcile_handler = _without_metric_backlog("reconcile", self.reconcile_app)
+        self.aws.register("WorkerFunction", self.worker_handler)
+        self.aws.watch_executions(self.reconcile_handler)
+        self._server.RequestHandlerClass = _make_request_handler(self.api_handler)
         # Serve as a warm environment would: the API's AWS clients are created on first use,
         # and a listen window's first read must not wait for that (the ack is timed).
-        if getattr(self.api, "change_feed", None) is not None:
-            self.api.change_feed.versions()
+        if self.api_app.has_tasks:
+            self.api_app.change_feed.versions()
         self._thread: threading.Thread | None = None
 
     @property

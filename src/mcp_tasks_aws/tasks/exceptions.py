@@ -1,8 +1,6 @@
-"""Domain errors of the task store and service."""
+"""Domain errors of the task store and the task use cases."""
 
 from __future__ import annotations
-
-from mcp_tasks_aws.tasks.model import TaskRecord
 
 
 class TaskError(Exception):
@@ -21,16 +19,12 @@ class TaskNotFound(TaskError):
         self.expired = expired
 
 
-class TaskNotWaiting(TaskError):
-    """The task is not in a state that accepts this change; carries the current record."""
-
-    def __init__(self, record: TaskRecord) -> None:
-        super().__init__(record.status)
-        self.record = record
+class TaskArgumentsTooLarge(TaskError):
+    """The call's arguments are too large to be kept with a task."""
 
 
-class TaskNoLongerActive(TaskError):
-    """A worker's write lost: the task was cancelled or ended, or the leg is stale."""
+class TaskNotStarted(TaskError):
+    """The task was created but its execution could not be started; the task is failed."""
 
 
 class TaskCancelled(BaseException):

@@ -1,14 +1,12 @@
-"""The task record, its statuses, ids and TTL arithmetic.
+"""The task record, task ids and TTL arithmetic.
 
-One record per task. What the wire shows (`DetailedTask`) is derived from it by
-:meth:`TaskRecord.to_wire`; nothing derived is stored.
+One record per task. Nothing derived is stored: what a client sees (`tasks.wire`) is computed
+from the record, and how a record may change is `tasks.transitions`.
 
-Invariants (enforced by the store's conditional writes, which only change ACTIVE tasks):
-- an active task (working, input_required) may move to any status; a terminal one
-  (completed, failed, cancelled) is never left;
-- `cancel_requested` overrides everything: once set, no worker outcome is recorded;
-- every write bumps `version`; the worker's writes are also conditioned on `leg`, the number
-  of the leg that read the record, so a stale or duplicate leg cannot record anything;
+Invariants (held by the stores, which write only moves whose guard holds):
+- a terminal status (completed, failed, cancelled) is never left; `cancelled` is the durable
+  cancel marker;
+- every write bumps `version`; a leg's writes are fenced by `leg`;
 - an answer is only ever served to a tool for a key the task asked (`asked_keys`).
 """
 
@@ -16,17 +14,18 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import secrets
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Final, NamedTuple
 
-TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
-TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
-ACTIVE: frozenset[str] = frozenset({"working", "input_required"})
+from mcp_tasks_aws.protocol.names import TERMINAL_STATUSES, TaskStatus
+from mcp_tasks_aws.tasks.transitions import shown_status
 
 # Step Functions keeps a Standard execution at most a year; an unlimited task waits that long.
-MAX_WAIT_SECONDS = 360 * 24 * 3600
+MAX_WAIT_SECONDS: Final = 360 * 24 * 3600
+
+_TASK_ID: Final = re.compile(r"[0-9a-f]{32}")
 
 
 def new_task_id() -> str:
@@ -35,13 +34,12 @@ def new_task_id() -> str:
     return secrets.token_hex(16)
 
 
-def iso(ms: int) -> str:
-    """Epoch milliseconds as an ISO 8601 UTC timestamp."""
-    moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+def is_task_id(text: str) -> bool:
+    """Whether `text` could be an id `new_task_id` minted (anything else is unknown at once)."""
+    return _TASK_ID.fullmatch(text) is not None
 
 
-@dataclass
+@dataclass(frozen=True)
 class TaskRecord:
     task_id: str
     owner: str
@@ -58,9 +56,9 @@ class TaskRecord:
     leg: int = 0
     answers: dict[str, Any] = field(default_factory=dict)
     input_requests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Outstanding requests: key -> `{"method": ..., "params": ...}`."""
     asked_keys: frozenset[str] = frozenset()
     task_token: str | None = None
-    cancel_requested: bool = False
     result: dict[str, Any] | None = None
     result_ref: str | None = None
     error: dict[str, Any] | None = None
@@ -90,37 +88,52 @@ class TaskRecord:
 
     @property
     def visible_status(self) -> TaskStatus:
-        # All outstanding requests answered: the next leg is starting, so the task is working
-        # again even before the worker records anything.
-        if self.status == "input_required" and not self.input_requests:
-            return "working"
-        return self.status
+        """The status clients see (see `transitions.shown_status`)."""
+        return shown_status(self.status, bool(self.input_requests))
 
-    def header(self) -> dict[str, Any]:
-        """The fields every task shape carries (CreateTaskResult and DetailedTask)."""
-        task: dict[str, Any] = {
-            "taskId": self.task_id,
-            "status": self.visible_status,
-            "createdAt": iso(self.created_at),
-            "lastUpdatedAt": iso(self.updated_at),
-            "ttlMs": self.ttl_ms,
-            "pollIntervalMs": self.poll_interval_ms,
-        }
-        if self.status_message:
-            task["statusMessage"] = self.status_message
-        return task
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in TERMINAL_STATUSES
 
-    def to_wire(self, result: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The DetailedTask `tasks/get` returns; `result` is the resolved (maybe offloaded) one."""
-        task = self.header()
-        status = task["status"]
-        if status == "input_required":
-            task["inputRequests"] = self.input_requests
-        elif status == "completed":
-            task["result"] = result if result is not None else self.result
-        elif status == "failed":
-            task["error"] = self.error or {"code": -32603, "message": "Task failed"}
-        return task
+    @property
+    def waiting_on_token(self) -> bool:
+        """Parked on a task token with requests outstanding (cancel interrupts that wait)."""
+        return bool(self.input_requests) and self.task_token is not None
+
+    def summary(self) -> TaskSummary:
+        return TaskSummary(
+            task_id=self.task_id,
+            owner=self.owner,
+            status=self.visible_status,
+            status_message=self.status_message,
+            created_at=self.created_at,
+            updated_at=self.updated_at,
+            ttl_ms=self.ttl_ms,
+            poll_interval_ms=self.poll_interval_ms,
+        )
+
+
+class TaskSummary(NamedTuple):
+    """What a listing of one owner's tasks carries per task (no payloads)."""
+
+    task_id: str
+    owner: str
+    status: TaskStatus
+    status_message: str | None
+    created_at: int
+    updated_at: int
+    ttl_ms: int | None
+    poll_interval_ms: int
+
+    @property
+    def expires_at(self) -> int | None:
+        if self.ttl_ms is None:
+            return None
+        return math.ceil((self.created_at + self.ttl_ms) / 1000)
+
+    def is_expired(self, now_ms: int) -> bool:
+        expires = self.expires_at
+        return expires is not None and now_ms >= expires * 1000
 
 
 def encode_json(value: Any) -> str:

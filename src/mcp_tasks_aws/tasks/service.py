@@ -1,105 +1,117 @@
-"""The API side of durable tasks: create on `tools/call`, and `tasks/get|update|cancel`.
+"""The task use cases a client drives: create, get, list, update, cancel.
 
-Each operation is a few port primitives, in an order chosen so a crash between two of them
+Pure code over the ports (`TaskStore`, `Runner`, `ResultStore`); what each may change is
+`tasks.transitions`. Results are domain values (records, views); `tasks.wire` maps them to the
+protocol. Each use case is a few primitives, in an order chosen so a crash between two of them
 leaves a task that still answers and still ends:
 
-- create: conditional put, then start. A `CreateTaskResult` is returned only after both; if the
-  start fails the task is marked failed before the error is answered.
-- update: one conditional write records the answers; if nothing is outstanding after it, the
-  execution is resumed with the stored token (a stale token is ignored: someone else resumed).
-- cancel: the durable cancel marker is written first, then the execution is interrupted
-  (waiting for input) or stopped (working). A late worker outcome cannot overwrite it.
+- create: put the record, then start its execution. If the start fails, the task is failed
+  before the error is answered, so no record stays `working` with nothing to run it.
+- update: one guarded write records the answers; if nothing is outstanding after it, the
+  execution is resumed with the stored token. Only the write that answered the last key sees
+  nothing outstanding, so only one caller resumes; a retried update after a failed resume
+  resumes again (a used token is reported stale, never raised).
+- cancel: the durable cancel marker first (the task is `cancelled` from that moment), then the
+  execution is interrupted (waiting for input) or stopped (working). A retried cancel releases
+  the execution again, in case the first one failed after its marker.
 
-Unknown, foreign and expired tasks all answer -32602; foreign ones exactly like unknown ones.
+Unknown, foreign and expired tasks all raise TaskNotFound; foreign ones exactly like unknown.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import re
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Final, NamedTuple
 
-from mcp_tasks_aws.ports import Runner, TaskStore
-from mcp_tasks_aws.protocol import models as m
-from mcp_tasks_aws.protocol.errors import InternalError, InvalidParams, MissingClientCapability
-from mcp_tasks_aws.server import Call
+from mcp_tasks_aws.ports import Applied, Page, ResultStore, Runner, TaskStore
+from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR, InvalidParams
+from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.exceptions import (
-    TaskAlreadyExists,
+    TaskArgumentsTooLarge,
     TaskNotFound,
-    TaskNotWaiting,
+    TaskNotStarted,
 )
-from mcp_tasks_aws.tasks.model import TaskRecord, new_task_id
+from mcp_tasks_aws.tasks.model import TaskRecord, is_task_id, new_task_id
+from mcp_tasks_aws.tools.context import ELICIT, LIST_ROOTS, SAMPLE, validate_answer
 from mcp_tasks_aws.tools.registry import ToolSpec
 
 logger = logging.getLogger(__name__)
 
-_MAX_RESPONSE_KEYS = 64
-_MAX_RESPONSES_BYTES = 128 * 1024
-_MAX_ARGUMENTS_BYTES = 256 * 1024
-_REQUIRED_BY_METHOD = (("action",), ("role", "content"), ("roots",))
-_TASK_ID = re.compile(r"[0-9a-f]{32}")  # what new_task_id mints; anything else is unknown
+MAX_ARGUMENTS_BYTES: Final = 256 * 1024
+MAX_ANSWER_KEY_CHARS: Final = 128
+_ANSWER_ROUNDS: Final = 3
+"""Guarded answer writes per update: each refusal drops keys another update answered first."""
 
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def _looks_like_answer(value: Any) -> bool:
-    """Whether a response could answer some input request (elicit, sample or roots result)."""
-    return isinstance(value, dict) and any(
-        all(field in value for field in fields) for fields in _REQUIRED_BY_METHOD
-    )
+def answerable_methods(value: Any) -> frozenset[str]:
+    """The input-request methods whose result `value` has the shape of (empty: none)."""
+    fits = set()
+    for method in (ELICIT, SAMPLE, LIST_ROOTS):
+        try:
+            validate_answer(method, value)
+        except InvalidParams:
+            continue
+        fits.add(method)
+    return frozenset(fits)
+
+
+class TaskView(NamedTuple):
+    """A task as `tasks/get` shows it: the record, with an offloaded result read back."""
+
+    record: TaskRecord
+    result: dict[str, Any] | None
 
 
 class TaskService:
-    """Serves the Tasks extension from a TaskStore and a Runner."""
+    """Create, read, answer and cancel tasks on a TaskStore and a Runner."""
 
     def __init__(
         self,
         store: TaskStore,
         runner: Runner,
         *,
+        results: ResultStore | None = None,
         default_ttl_ms: int | None = 24 * 3600 * 1000,
         default_poll_interval_ms: int = 1000,
-        resolve_result: Callable[[TaskRecord], dict[str, Any] | None] | None = None,
         clock: Callable[[], int] = _now_ms,
     ) -> None:
         self.store = store
         self.runner = runner
+        self.results = results
         self.default_ttl_ms = default_ttl_ms
         self.default_poll_interval_ms = default_poll_interval_ms
-        self.resolve_result = resolve_result
         self.clock = clock
 
-    def methods(self) -> dict[str, tuple[type[m.RequestParams], Callable[[Call, Any], Any]]]:
-        return {
-            "tasks/get": (m.TaskParams, self.get),
-            "tasks/update": (m.UpdateTaskParams, self.update),
-            "tasks/cancel": (m.TaskParams, self.cancel),
-        }
-
-    # -- tools/call -> task -------------------------------------------------------------------
+    # -- create -------------------------------------------------------------------------------
 
     def create(
         self,
-        call: Call,
+        owner: str,
         spec: ToolSpec,
-        params: m.CallToolParams,
-        journal: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        arguments = params.arguments or {}
-        if len(json.dumps(arguments)) > _MAX_ARGUMENTS_BYTES:
-            raise InvalidParams("Arguments are too large to run as a task")
+        arguments: dict[str, Any],
+        capabilities: dict[str, Any],
+        journal: Mapping[str, Any] | None = None,
+    ) -> TaskRecord:
+        """Durably create a task for a call of `spec` and start it.
+
+        `journal` holds answers gathered inline before the task existed (a tool's prelude).
+        """
+        if len(json.dumps(arguments)) > MAX_ARGUMENTS_BYTES:
+            raise TaskArgumentsTooLarge()
         now = self.clock()
         record = TaskRecord(
             task_id=new_task_id(),
-            owner=call.principal,
+            owner=owner,
             tool=spec.name,
             arguments=arguments,
-            capabilities=call.capabilities.model_dump(mode="json", exclude_none=True),
+            capabilities=capabilities,
             status="working",
             created_at=now,
             updated_at=now,
@@ -108,58 +120,33 @@ class TaskService:
             answers=dict(journal or {}),
             asked_keys=frozenset(journal or {}),
         )
-        try:
-            self.store.put_new(record)
-        except TaskAlreadyExists as exc:  # 144 random bits: a collision means a broken RNG
-            raise InternalError("Could not create the task") from exc
+        self.store.put_new(record)  # TaskAlreadyExists: 128 random bits collided, a broken RNG
         try:
             self.runner.start(record.task_id, record.wait_seconds(now))
         except Exception as exc:
             # The record exists and a get must resolve: end it rather than leave it working.
-            self.store.finish(
-                record.task_id,
-                record.leg,
-                status="failed",
-                now_ms=self.clock(),
-                error={"code": -32603, "message": "The task could not be started"},
-            )
-            raise InternalError("The task could not be started") from exc
-        return {"resultType": "task", **record.header()}
-
-    # -- tasks/* ------------------------------------------------------------------------------
-
-    @staticmethod
-    def _require_opt_in(call: Call) -> None:
-        if not call.capabilities.tasks:
-            raise MissingClientCapability({"extensions": {m.TASKS_EXTENSION: {}}})
-
-    def _check_id(self, task_id: str) -> None:
-        if not _TASK_ID.fullmatch(task_id):
-            raise _not_found(TaskNotFound())
-
-    def _load(self, call: Call, task_id: str) -> TaskRecord:
-        self._check_id(task_id)
-        record = self.store.get(task_id)
-        if record is None or record.owner != call.principal:
-            raise _not_found(TaskNotFound())
-        if record.is_expired(self.clock()):
-            raise _not_found(TaskNotFound(expired=True))
+            error = {"code": INTERNAL_ERROR, "message": "The task could not be started"}
+            self.store.apply(record.task_id, *transitions.fail(record.leg, error, self.clock()))
+            raise TaskNotStarted() from exc
         return record
 
-    def detailed(self, record: TaskRecord) -> dict[str, Any]:
-        """The DetailedTask of a record, with an offloaded result read back."""
-        result = None
-        if record.visible_status == "completed" and self.resolve_result is not None:
-            result = self.resolve_result(record)
-        return record.to_wire(result)
+    # -- read ---------------------------------------------------------------------------------
 
-    def get(self, call: Call, params: m.TaskParams) -> dict[str, Any]:
-        self._require_opt_in(call)
-        return {"resultType": "complete", **self.detailed(self._load(call, params.task_id))}
+    def get(self, owner: str, task_id: str) -> TaskView:
+        return self.view(self._load(owner, task_id))
 
-    def live_records(self, owner: str, task_ids: list[str]) -> dict[str, TaskRecord]:
+    def view(self, record: TaskRecord) -> TaskView:
+        """The view of a record, reading an offloaded result back (only once it is shown)."""
+        result = record.result
+        if record.visible_status == "completed" and record.result_ref is not None:
+            if self.results is None:
+                raise RuntimeError("a result was offloaded but no result store is configured")
+            result = json.loads(self.results.get(record.result_ref))
+        return TaskView(record, result)
+
+    def live(self, owner: str, task_ids: list[str]) -> dict[str, TaskRecord]:
         """The caller's live tasks among `task_ids` (one consistent batch read)."""
-        wanted = [task_id for task_id in task_ids if _TASK_ID.fullmatch(task_id)]
+        wanted = [task_id for task_id in task_ids if is_task_id(task_id)]
         now = self.clock()
         return {
             task_id: record
@@ -167,70 +154,77 @@ class TaskService:
             if record.owner == owner and not record.is_expired(now)
         }
 
-    def update(self, call: Call, params: m.UpdateTaskParams) -> dict[str, Any]:
-        self._require_opt_in(call)
-        self._check_id(params.task_id)
-        responses = params.input_responses
-        if len(responses) > _MAX_RESPONSE_KEYS:
-            raise InvalidParams(f"At most {_MAX_RESPONSE_KEYS} input responses per update")
-        if len(json.dumps(responses)) > _MAX_RESPONSES_BYTES:
-            raise InvalidParams("Input responses are too large")
-        # Values that cannot answer any request are ignored like unknown keys.
+    def list(self, owner: str, *, limit: int, after: str | None = None) -> Page:
+        """One page of the caller's tasks, newest first (ValueError for a foreign `after`)."""
+        return self.store.list_by_owner(owner, limit=limit, after=after)
+
+    # -- update -------------------------------------------------------------------------------
+
+    def update(self, owner: str, task_id: str, responses: Mapping[str, Any]) -> None:
+        """Record answers to outstanding requests; resume the task once none is outstanding.
+
+        Answers to keys that are not outstanding (never asked, answered already, or asked by a
+        request of another kind) are ignored, as the Tasks extension prescribes.
+        """
+        self._check_id(task_id)
         answers = {
-            k: v for k, v in responses.items() if 0 < len(k) <= 128 and _looks_like_answer(v)
+            key: (value, methods)
+            for key, value in responses.items()
+            if 0 < len(key) <= MAX_ANSWER_KEY_CHARS and (methods := answerable_methods(value))
         }
         if not answers:
-            self._load(call, params.task_id)  # still -32602 for unknown or foreign tasks
-            return {"resultType": "complete"}
+            self._load(owner, task_id)  # unknown or foreign tasks still answer not found
+            return
         now = self.clock()
-        try:
-            after = self.store.record_answers(params.task_id, call.principal, answers, now)
-        except TaskNotFound as exc:
-            raise _not_found(exc) from exc
-        except TaskNotWaiting as exc:
-            if exc.record.is_expired(now):
-                raise _not_found(TaskNotFound(expired=True)) from exc
-            return {"resultType": "complete"}  # stale or duplicate: acknowledged, ignored
-        if after.is_expired(now):
-            raise _not_found(TaskNotFound(expired=True))
-        if not after.input_requests and after.task_token:
-            # Every outstanding request is answered: resume. Two updates racing here may both
-            # resume; the second token use fails and is ignored.
-            self.runner.resume(after.task_token, after.wait_seconds(now))
-        return {"resultType": "complete"}
+        record = None
+        for _ in range(_ANSWER_ROUNDS):
+            outcome = self.store.apply(task_id, *transitions.answer(owner, answers, now))
+            record = self._owned(outcome, owner, now)
+            if outcome is not None and outcome.changed:
+                break
+            # Refused: keep only the answers that still fit an outstanding request (another
+            # update may have answered some keys first) and try once more with those.
+            answers = {
+                key: answer
+                for key, answer in answers.items()
+                if record.status == "input_required"
+                and record.input_requests.get(key, {}).get("method") in answer[1]
+            }
+            if not answers:
+                break
+        if (
+            record is not None
+            and record.status == "input_required"
+            and record.task_token
+            and not record.input_requests
+        ):
+            # Every outstanding request is answered: resume. A retried update after a resume
+            # that failed gets here too and resumes again; a used token is reported stale.
+            self.runner.resume(record.task_token, record.wait_seconds(now))
 
-    def cancel(self, call: Call, params: m.TaskParams) -> dict[str, Any]:
-        self._require_opt_in(call)
-        self._check_id(params.task_id)
+    # -- cancel -------------------------------------------------------------------------------
+
+    def cancel(self, owner: str, task_id: str) -> None:
+        """Cancel an active task (a terminal one is left as it is)."""
+        self._check_id(task_id)
         now = self.clock()
-        try:
-            before = self.store.request_cancel(params.task_id, call.principal, now)
-        except TaskNotFound as exc:
-            raise _not_found(exc) from exc
-        except TaskNotWaiting as exc:
-            if exc.record.is_expired(now):
-                raise _not_found(TaskNotFound(expired=True)) from exc
-            if exc.record.status == "cancelled":
-                # A retried cancel: the earlier one may have failed after its marker was
-                # written, leaving the execution running or parked. Release it again.
-                self._release_execution(exc.record)
-            return {"resultType": "complete"}  # already terminal: acknowledged
-        if before.is_expired(now):
-            raise _not_found(TaskNotFound(expired=True))
-        # The cancel marker is durable now; what follows only saves compute.
-        self._release_execution(before)
-        return {"resultType": "complete"}
+        outcome = self.store.apply(task_id, *transitions.cancel(owner, now))
+        record = self._owned(outcome, owner, now)
+        if (outcome is not None and outcome.changed) or record.status == "cancelled":
+            # The marker is durable now; what follows only saves compute. A retried cancel
+            # gets here too: the first one may have failed after writing its marker.
+            self._release_execution(record)
 
     def _release_execution(self, record: TaskRecord) -> None:
         """End a cancelled task's execution: fail its wait for input, or stop it.
 
-        The task is already cancelled for good; failing here only leaves compute running
-        (a working leg notices at its next report, a parked one waits out its TTL), so it is
-        logged, not answered as an error. A retried cancel tries again.
+        The task is already cancelled for good; failing here only leaves compute running (a
+        working leg notices at its next report, a parked one waits out its TTL), so it is
+        logged, not raised. A retried cancel tries again.
         """
         try:
-            waiting = bool(record.input_requests) and record.task_token is not None
-            if waiting and record.task_token and self.runner.interrupt(record.task_token):
+            token = record.task_token if record.waiting_on_token else None
+            if token is not None and self.runner.interrupt(token):
                 return
             self.runner.stop(record.task_id)
         except Exception:
@@ -240,8 +234,26 @@ class TaskService:
                 exc_info=True,
             )
 
+    # -- lookups ------------------------------------------------------------------------------
 
-def _not_found(exc: TaskNotFound) -> InvalidParams:
-    if exc.expired:
-        return InvalidParams("Failed to retrieve task: Task has expired")
-    return InvalidParams("Failed to retrieve task: Task not found")
+    def _check_id(self, task_id: str) -> None:
+        if not is_task_id(task_id):
+            raise TaskNotFound()
+
+    def _load(self, owner: str, task_id: str) -> TaskRecord:
+        self._check_id(task_id)
+        record = self.store.get(task_id)
+        if record is None or record.owner != owner:
+            raise TaskNotFound()
+        if record.is_expired(self.clock()):
+            raise TaskNotFound(expired=True)
+        return record
+
+    @staticmethod
+    def _owned(outcome: Applied | None, owner: str, now_ms: int) -> TaskRecord:
+        """The record a guarded write found, if the caller may see it."""
+        if outcome is None or outcome.record.owner != owner:
+            raise TaskNotFound()
+        if outcome.record.is_expired(now_ms):
+            raise TaskNotFound(expired=True)
+        return outcome.record

@@ -2,17 +2,19 @@
 
 A leg replays the tool from the top with the task's journal of answers and ends in one of:
 - `parked`: the tool asked something new; the requests and the execution's task token are
-  stored and the execution waits, holding no compute, until `tasks/update` resumes it;
-- `done`: the outcome is on the record (completed, failed) or the task was cancelled or is
-  gone; the execution is told to finish.
+  stored (move `park`) and the execution waits, holding no compute, until `tasks/update`
+  resumes it;
+- `done`: the outcome is on the record (`complete`, `fail`), or the task was cancelled, ended
+  or is gone; the execution is told to finish.
 
 Ordering: the outcome is written to the record *before* the execution is told; if the worker
-dies in between, the execution times out and the reconciler finds a terminal task (no-op).
+dies in between, the execution times out and the reconciler finds a terminal task (its `lose`
+move is refused: nothing changes).
 
 Failures: a tool exception or `isError` result is `completed` (see `tools.invoke`); protocol
 faults raised by the tool (`McpError`, an answer of the wrong shape, a capability the client
 lacks) end `failed` with that JSON-RPC error. Lambda timeouts and crashes surface as failed
-executions, which the reconciler turns into `failed`.
+executions, which the reconciler turns into `failed` (move `lose`).
 """
 
 from __future__ import annotations
@@ -21,25 +23,33 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final, Literal
 
 from mcp_tasks_aws.ports import ResultStore, Runner, TaskStore
-from mcp_tasks_aws.protocol.errors import McpError, to_error_object
+from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, to_error_object
 from mcp_tasks_aws.protocol.models import ClientCapabilities
-from mcp_tasks_aws.tasks.exceptions import TaskCancelled, TaskNoLongerActive
-from mcp_tasks_aws.tasks.model import TERMINAL, TaskRecord
+from mcp_tasks_aws.tasks import transitions
+from mcp_tasks_aws.tasks.exceptions import TaskCancelled
+from mcp_tasks_aws.tasks.model import TaskRecord
 from mcp_tasks_aws.tools.context import InputNeeded, ToolContext
 from mcp_tasks_aws.tools.invoke import run_tool
 from mcp_tasks_aws.tools.registry import ToolSet
 
 logger = logging.getLogger(__name__)
 
-ITEM_RESULT_BUDGET = 350_000
+ITEM_RESULT_BUDGET: Final = 350_000
 """Results larger than this (bytes of JSON) go to the result store; DynamoDB items cap at 400 KB."""
+
+LegOutcome = Literal["parked", "done"]
+Settled = Literal["failed", "unchanged"]
 
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def _error(code: int, message: str) -> dict[str, Any]:
+    return {"code": code, "message": message}
 
 
 class Reporter:
@@ -63,12 +73,11 @@ class Reporter:
         if now - self._last_write < self._min_interval_ms:
             return
         self._last_write = now
-        try:
-            self._store.set_status_message(
-                self._record.task_id, self._record.leg, message[:1000], now
-            )
-        except TaskNoLongerActive:
-            raise TaskCancelled() from None
+        guard, changes = transitions.report(self._record.leg, message[:1000], now)
+        outcome = self._store.apply(self._record.task_id, guard, changes)
+        if outcome is None or not outcome.changed:
+            # Cancelled, ended, or this leg no longer owns the task: stop the tool here.
+            raise TaskCancelled()
 
 
 class LegRunner:
@@ -86,7 +95,6 @@ class LegRunner:
         result_budget: int = ITEM_RESULT_BUDGET,
         list_changed: Callable[[str], None] | None = None,
     ) -> None:
-        self.list_changed = list_changed
         self.store = store
         self.runner = runner
         self.toolset = toolset
@@ -94,11 +102,12 @@ class LegRunner:
         self.clock = clock
         self.report_interval_ms = report_interval_ms
         self.result_budget = result_budget
+        self.list_changed = list_changed
 
-    def run(self, task_id: str, task_token: str) -> str:
+    def run(self, task_id: str, task_token: str) -> LegOutcome:
         """Run the next leg of `task_id`; returns `parked` or `done`."""
         record = self.store.get(task_id)
-        if record is None or record.status in TERMINAL or record.cancel_requested:
+        if record is None or record.is_terminal:
             self.runner.end_leg(task_token)
             return "done"
         outcome = self._run_leg(record, task_token)
@@ -106,16 +115,14 @@ class LegRunner:
             self.runner.end_leg(task_token)
         return outcome
 
-    def _run_leg(self, record: TaskRecord, task_token: str) -> str:
-        now = self.clock()
-        if record.is_expired(now):
-            self._finish(record, status="failed", error=_error(-32603, "The task expired"))
+    def _run_leg(self, record: TaskRecord, task_token: str) -> LegOutcome:
+        if record.is_expired(self.clock()):
+            self._end(record, *transitions.fail(record.leg, _expired(), self.clock()))
             return "done"
         spec = self.toolset.tools.get(record.tool)
         if spec is None:
-            self._finish(
-                record, status="failed", error=_error(-32602, f"Unknown tool: {record.tool}")
-            )
+            error = _error(INVALID_PARAMS, f"Unknown tool: {record.tool}")
+            self._end(record, *transitions.fail(record.leg, error, self.clock()))
             return "done"
         ctx = ToolContext(
             capabilities=ClientCapabilities.model_validate(record.capabilities),
@@ -128,24 +135,18 @@ class LegRunner:
         try:
             result = run_tool(spec, record.arguments, ctx)
         except InputNeeded as need:
-            try:
-                self.store.park(
-                    record.task_id,
-                    record.leg,
-                    need.requests,
-                    task_token,
-                    self.clock(),
-                    steps=ctx.new_steps,  # side effects done in this leg are not redone
-                )
-            except TaskNoLongerActive:
-                return "done"
-            return "parked"
+            # Steps done in this leg are recorded, so the replay does not redo them.
+            guard, changes = transitions.park(
+                record.leg, need.requests, task_token, ctx.new_steps, self.clock()
+            )
+            parked = self.store.apply(record.task_id, guard, changes)
+            return "parked" if parked is not None and parked.changed else "done"
         except TaskCancelled:
             logger.info("task %s stopped cooperatively: cancelled", record.task_id)
             return "done"
         except McpError as exc:
             error, _ = to_error_object(exc)
-            self._finish(record, status="failed", error=error, message=exc.message)
+            self._end(record, *transitions.fail(record.leg, error, self.clock()))
             return "done"
         self._complete(record, result)
         return "done"
@@ -154,34 +155,31 @@ class LegRunner:
         body = json.dumps(result, separators=(",", ":")).encode()
         if len(body) > self.result_budget and self.results is not None:
             ref = self.results.put(record.task_id, body)
-            self._finish(record, status="completed", result_ref=ref)
+            self._end(record, *transitions.complete(record.leg, self.clock(), result_ref=ref))
         else:
-            self._finish(record, status="completed", result=result)
+            self._end(record, *transitions.complete(record.leg, self.clock(), result=result))
 
-    def _finish(self, record: TaskRecord, **outcome: Any) -> None:
-        try:
-            self.store.finish(record.task_id, record.leg, now_ms=self.clock(), **outcome)
-        except TaskNoLongerActive:
+    def _end(
+        self, record: TaskRecord, guard: transitions.Guard, changes: transitions.Changes
+    ) -> None:
+        outcome = self.store.apply(record.task_id, guard, changes)
+        if outcome is not None and not outcome.changed:
             # Cancelled or ended meanwhile: cancellation wins, the outcome is dropped.
             logger.info("task %s ended elsewhere; outcome dropped", record.task_id)
 
 
+def _expired() -> dict[str, Any]:
+    return _error(INTERNAL_ERROR, "The task expired")
+
+
 def settle_lost_execution(
     store: TaskStore, task_id: str, execution_status: str, clock: Callable[[], int] = _now_ms
-) -> str:
+) -> Settled:
     """An execution FAILED, TIMED_OUT or was ABORTED: its task must not stay active.
 
-    Returns what happened: `failed`, `cancelled`, or `unchanged` (already terminal or gone).
+    One guarded write: an active task fails; a terminal one (completed, failed, or cancelled,
+    whose cancel is what ended the execution) is left alone. Returns what happened.
     """
-    error = _error(
-        -32603,
-        f"The task's execution ended without a result ({execution_status.lower()})",
-    )
-    before = store.settle_lost(task_id, error, clock())
-    if before is None:
-        return "unchanged"
-    return "cancelled" if before.cancel_requested else "failed"
-
-
-def _error(code: int, message: str) -> dict[str, Any]:
-    return {"code": code, "message": message}
+    message = f"The task's execution ended without a result ({execution_status.lower()})"
+    outcome = store.apply(task_id, *transitions.lose(_error(INTERNAL_ERROR, message), clock()))
+    return "failed" if outcome is not None and outcome.changed else "unchanged"

@@ -1,0 +1,154 @@
+"""The Tasks extension on the wire: `tools/call` → task, and `tasks/get|update|cancel`.
+
+The only task module that knows the protocol's shapes. It checks what the protocol requires
+(the per-request opt-in), calls the use cases of `tasks.service` with the caller's principal,
+and turns their domain values and errors into wire results through the typed models of
+`tasks.results`, serialized in one place (`results.to_wire`). Those are imported on the first
+task request, not at cold start: defining them costs milliseconds no inline request needs.
+
+Errors: unknown, foreign and expired tasks are -32602 (foreign exactly like unknown); a
+`tasks/*` request without the extension declared is -32021.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, Final
+
+from mcp_tasks_aws.protocol import models as m
+from mcp_tasks_aws.protocol.errors import (
+    INTERNAL_ERROR,
+    InternalError,
+    InvalidParams,
+    MissingClientCapability,
+)
+from mcp_tasks_aws.protocol.names import TASKS_EXTENSION, format_timestamp
+from mcp_tasks_aws.server import Call
+from mcp_tasks_aws.tasks.exceptions import (
+    TaskAlreadyExists,
+    TaskArgumentsTooLarge,
+    TaskNotFound,
+    TaskNotStarted,
+)
+from mcp_tasks_aws.tasks.model import TaskRecord
+from mcp_tasks_aws.tasks.service import TaskService, TaskView
+from mcp_tasks_aws.tools.registry import ToolSpec
+
+MAX_RESPONSE_KEYS: Final = 64
+MAX_RESPONSES_BYTES: Final = 128 * 1024
+
+
+def _fields(record: TaskRecord) -> dict[str, Any]:
+    return {
+        "task_id": record.task_id,
+        "status": record.visible_status,
+        "status_message": record.status_message or None,
+        "created_at": format_timestamp(record.created_at),
+        "last_updated_at": format_timestamp(record.updated_at),
+        "ttl_ms": record.ttl_ms,
+        "poll_interval_ms": record.poll_interval_ms,
+    }
+
+
+def detailed_fields(view: TaskView) -> dict[str, Any]:
+    """What a DetailedTask holds for a view, by status (as keyword arguments)."""
+    record = view.record
+    fields = _fields(record)
+    status = fields["status"]
+    if status == "input_required":
+        fields["input_requests"] = record.input_requests
+    elif status == "completed":
+        fields["result"] = view.result
+    elif status == "failed":
+        fields["error"] = record.error or {"code": INTERNAL_ERROR, "message": "Task failed"}
+    return fields
+
+
+def detailed_task(view: TaskView) -> dict[str, Any]:
+    """The task as `tasks/get` shows it, less `resultType` (what notifications carry)."""
+    from mcp_tasks_aws.tasks.results import DetailedTask, to_wire  # first use, not cold start
+
+    return to_wire(DetailedTask(**detailed_fields(view)))
+
+
+def not_found(exc: TaskNotFound) -> InvalidParams:
+    if exc.expired:
+        return InvalidParams("Failed to retrieve task: Task has expired")
+    return InvalidParams("Failed to retrieve task: Task not found")
+
+
+def require_opt_in(call: Call) -> None:
+    if not call.capabilities.tasks:
+        raise MissingClientCapability({"extensions": {TASKS_EXTENSION: {}}})
+
+
+class TasksEndpoint:
+    """Serves the Tasks extension for the MCP server (its `TaskBackend`)."""
+
+    def __init__(self, service: TaskService) -> None:
+        self.service = service
+
+    def methods(self) -> dict[str, tuple[type[m.RequestParams], Callable[[Call, Any], Any]]]:
+        return {
+            "tasks/get": (m.TaskParams, self.get),
+            "tasks/update": (m.UpdateTaskParams, self.update),
+            "tasks/cancel": (m.TaskParams, self.cancel),
+        }
+
+    def create(
+        self,
+        call: Call,
+        spec: ToolSpec,
+        params: m.CallToolParams,
+        journal: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        capabilities = call.capabilities.model_dump(mode="json", exclude_none=True)
+        try:
+            record = self.service.create(
+                call.principal, spec, params.arguments or {}, capabilities, journal
+            )
+        except TaskArgumentsTooLarge as exc:
+            raise InvalidParams("Arguments are too large to run as a task") from exc
+        except TaskAlreadyExists as exc:
+            raise InternalError("Could not create the task") from exc
+        except TaskNotStarted as exc:
+            raise InternalError("The task could not be started") from exc
+        from mcp_tasks_aws.tasks.results import CreateTaskResult, to_wire
+
+        return to_wire(CreateTaskResult(**_fields(record)))
+
+    def get(self, call: Call, params: m.TaskParams) -> dict[str, Any]:
+        require_opt_in(call)
+        try:
+            view = self.service.get(call.principal, params.task_id)
+        except TaskNotFound as exc:
+            raise not_found(exc) from exc
+        from mcp_tasks_aws.tasks.results import GetTaskResult, to_wire
+
+        return to_wire(GetTaskResult(**detailed_fields(view)))
+
+    def update(self, call: Call, params: m.UpdateTaskParams) -> dict[str, Any]:
+        require_opt_in(call)
+        responses = params.input_responses
+        if len(responses) > MAX_RESPONSE_KEYS:
+            raise InvalidParams(f"At most {MAX_RESPONSE_KEYS} input responses per update")
+        if len(json.dumps(responses)) > MAX_RESPONSES_BYTES:
+            raise InvalidParams("Input responses are too large")
+        try:
+            self.service.update(call.principal, params.task_id, responses)
+        except TaskNotFound as exc:
+            raise not_found(exc) from exc
+        from mcp_tasks_aws.tasks.results import ACKNOWLEDGED
+
+        return dict(ACKNOWLEDGED)
+
+    def cancel(self, call: Call, params: m.TaskParams) -> dict[str, Any]:
+        require_opt_in(call)
+        try:
+            self.service.cancel(call.principal, params.task_id)
+        except TaskNotFound as exc:
+            raise not_found(exc) from exc
+        from mcp_tasks_aws.tasks.results import ACKNOWLEDGED
+
+        return dict(ACKNOWLEDGED)

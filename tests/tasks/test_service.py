@@ -1,0 +1,204 @@
+"""The task use cases a client drives, on the in-memory store and a recording runner (no moto)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_tasks_aws.tasks.exceptions import TaskArgumentsTooLarge, TaskNotFound, TaskNotStarted
+from mcp_tasks_aws.tasks.model import new_task_id
+from tasks.domain import ALICE, BOB, CAPABILITIES, Domain, accept, tools
+
+# -- create ------------------------------------------------------------------------------------
+
+
+def test_create_stores_the_task_then_starts_it() -> None:
+    domain = Domain()
+    record = domain.service.create(ALICE, tools.tools["echo"], {"text": "hi"}, CAPABILITIES)
+    assert domain.record(record.task_id) == record
+    assert (record.status, record.owner, record.ttl_ms) == ("working", ALICE, 3_600_000)
+    assert domain.runner.calls == [("start", record.task_id)]
+
+
+def test_a_prelude_journal_travels_with_the_task_as_asked_answers() -> None:
+    domain = Domain()
+    journal = {"elicit-x-1": accept(name="Alice")}
+    record = domain.service.create(
+        ALICE, tools.tools["echo"], {"text": "hi"}, CAPABILITIES, journal
+    )
+    assert record.journal == journal
+
+
+def test_a_failed_start_fails_the_task_before_answering() -> None:
+    # Given a runner that cannot start executions
+    domain = Domain()
+    domain.runner.failing.add("start")
+    # When a task is created, Then the caller gets an error
+    with pytest.raises(TaskNotStarted):
+        domain.create("echo", {"text": "hi"})
+    # And the task that was stored says it failed, so nothing stays working with nothing to run it
+    (record,) = domain.store.all_records()
+    assert record.status == "failed"
+    assert record.error == {"code": -32603, "message": "The task could not be started"}
+
+
+def test_oversized_arguments_are_refused_before_anything_is_stored() -> None:
+    domain = Domain()
+    with pytest.raises(TaskArgumentsTooLarge):
+        domain.create("echo", {"text": "x" * 300_000})
+    assert domain.store.all_records() == []
+    assert domain.runner.calls == []
+
+
+# -- get ---------------------------------------------------------------------------------------
+
+
+def test_unknown_foreign_and_expired_tasks_are_not_found_and_alike() -> None:
+    domain = Domain()
+    task_id = domain.create("echo", {"text": "hi"})
+    errors = []
+    for owner, target in ((BOB, task_id), (ALICE, new_task_id()), (ALICE, "not-an-id")):
+        with pytest.raises(TaskNotFound) as raised:
+            domain.service.get(owner, target)
+        errors.append((str(raised.value), raised.value.expired))
+    assert errors == [("not found", False)] * 3
+    domain.clock.advance(3_600_000)
+    with pytest.raises(TaskNotFound) as expired:
+        domain.service.get(ALICE, task_id)
+    assert expired.value.expired
+
+
+def test_an_offloaded_result_is_read_back_only_once_completed() -> None:
+    domain = Domain()
+    domain.legs.result_budget = 10
+    task_id = domain.create("echo", {"text": "a long enough result"})
+    assert domain.run_leg(task_id) == "done"
+    record = domain.record(task_id)
+    assert (record.result, record.result_ref) == (None, f"results/{task_id}.json")
+    view = domain.service.get(ALICE, task_id)
+    assert view.result == {"content": [{"type": "text", "text": "a long enough result"}]}
+
+
+# -- update ------------------------------------------------------------------------------------
+
+
+def waiting_task(domain: Domain, tool: str = "confirm", token: str = "tok-1") -> str:
+    task_id = domain.create(tool, {"name": "notes.txt"} if tool == "confirm" else {})
+    assert domain.run_leg(task_id, token) == "parked"
+    return task_id
+
+
+def test_the_last_answer_resumes_the_task_once() -> None:
+    domain = Domain()
+    task_id = waiting_task(domain, "two_questions")
+    domain.service.update(ALICE, task_id, {"first": accept(ok=True)})
+    assert domain.runner.named("resume") == []
+    assert domain.record(task_id).visible_status == "input_required"
+    domain.service.update(ALICE, task_id, {"second": accept(ok=False)})
+    assert domain.runner.named("resume") == ["tok-1"]
+    assert domain.record(task_id).visible_status == "working"
+
+
+def test_unknown_keys_and_values_that_answer_nothing_are_ignored_and_write_nothing() -> None:
+    domain = Domain()
+    task_id = waiting_task(domain)
+    before = domain.record(task_id)
+    domain.service.update(ALICE, task_id, {"nope": accept(ok=True)})
+    domain.service.update(ALICE, task_id, {"confirm": "not an answer"})
+    domain.service.update(ALICE, task_id, {"confirm": {"roots": []}})  # answers another kind
+    assert domain.record(task_id) == before
+    assert domain.runner.named("resume") == []
+
+
+def test_junk_beside_a_real_answer_does_not_stop_the_real_one() -> None:
+    domain = Domain()
+    task_id = waiting_task(domain)
+    domain.service.update(ALICE, task_id, {"confirm": accept(ok=True), "junk": accept(ok=1)})
+    record = domain.record(task_id)
+    assert record.answers == {"confirm": accept(ok=True)}
+    assert domain.runner.named("resume") == ["tok-1"]
+
+
+def test_a_retried_update_resumes_again_when_the_first_resume_failed() -> None:
+    # Given a resume that fails (an AWS fault) after the answer was stored
+    domain = Domain()
+    task_id = waiting_task(domain)
+    domain.runner.failing.add("resume")
+    with pytest.raises(RuntimeError):
+        domain.service.update(ALICE, task_id, {"confirm": accept(ok=True)})
+    # When the client retries the same update, Then the task is resumed this time
+    domain.service.update(ALICE, task_id, {"confirm": accept(ok=True)})
+    assert domain.runner.named("resume") == ["tok-1", "tok-1"]
+    assert domain.runner.used_tokens == {"tok-1"}
+
+
+def test_updates_to_tasks_that_are_not_waiting_are_acknowledged_and_change_nothing() -> None:
+    domain = Domain()
+    task_id = domain.create("echo", {"text": "hi"})
+    domain.service.update(ALICE, task_id, {"k": accept(ok=True)})
+    assert domain.record(task_id).version == 1
+    with pytest.raises(TaskNotFound):
+        domain.service.update(BOB, task_id, {"k": accept(ok=True)})
+
+
+# -- cancel ------------------------------------------------------------------------------------
+
+
+def test_cancel_of_a_working_task_marks_it_then_stops_its_execution() -> None:
+    domain = Domain()
+    task_id = domain.create("echo", {"text": "hi"})
+    domain.service.cancel(ALICE, task_id)
+    assert domain.record(task_id).status == "cancelled"
+    assert domain.runner.named("stop") == [task_id]
+
+
+def test_cancel_of_a_waiting_task_interrupts_its_wait() -> None:
+    domain = Domain()
+    task_id = waiting_task(domain)
+    domain.service.cancel(ALICE, task_id)
+    assert domain.runner.named("interrupt") == ["tok-1"]
+    assert domain.runner.named("stop") == []
+
+
+def test_cancel_acks_when_releasing_fails_and_a_retry_releases() -> None:
+    domain = Domain()
+    task_id = waiting_task(domain)
+    domain.runner.failing.add("interrupt")
+    domain.service.cancel(ALICE, task_id)  # logged, not raised: the marker is durable
+    assert domain.record(task_id).status == "cancelled"
+    domain.service.cancel(ALICE, task_id)
+    assert domain.runner.named("interrupt") == ["tok-1", "tok-1"]
+    assert domain.runner.used_tokens == {"tok-1"}
+
+
+@pytest.mark.parametrize("tool", ["echo", "protocol_fault"])
+def test_cancel_of_an_ended_task_leaves_it_as_it_is(tool: str) -> None:
+    domain = Domain()
+    task_id = domain.create(tool, {"text": "hi"} if tool == "echo" else {})
+    domain.run_leg(task_id)
+    before = domain.record(task_id)
+    domain.service.cancel(ALICE, task_id)
+    assert domain.record(task_id) == before
+    assert domain.runner.named("stop") == []
+
+
+def test_cancel_of_someone_elses_task_is_not_found() -> None:
+    domain = Domain()
+    task_id = domain.create("echo", {"text": "hi"})
+    with pytest.raises(TaskNotFound):
+        domain.service.cancel(BOB, task_id)
+    assert domain.record(task_id).status == "working"
+
+
+# -- list --------------------------------------------------------------------------------------
+
+
+def test_list_shows_only_the_callers_tasks_newest_first() -> None:
+    domain = Domain()
+    first = domain.create("echo", {"text": "1"})
+    domain.clock.advance(5)
+    domain.create("echo", {"text": "other"}, owner=BOB)
+    domain.clock.advance(5)
+    second = domain.create("echo", {"text": "2"})
+    page = domain.service.list(ALICE, limit=10)
+    assert [s.task_id for s in page.tasks] == [second, first]
+    assert page.after is None
