@@ -59,8 +59,7 @@ class Harness:
         self.stack = stack
         self.client = McpHttpClient(stack.url)
         try:
-            tasks = stack.api.transport.server.tasks
-            clients = [tasks.store.client, tasks.runner.client]
+            clients = [stack.api_app.store.client, stack.api_app.runner.client]
         except AttributeError as exc:
             raise McpHttpError(f"cannot find the API function's AWS clients: {exc}") from exc
         self.counter = CallCounter(clients)
@@ -117,23 +116,16 @@ class Harness:
 
 @contextmanager
 def embedded_stack() -> Iterator[Harness]:
-    """Start the embedded stack on a free loopback port; leave os.environ as it was."""
-    import os
-
+    """Start the embedded stack (conformance tools) on a free loopback port."""
     from mcp_tasks_aws.local.server import EmbeddedStack
 
-    saved = dict(os.environ)
-    try:
-        with EmbeddedStack(host="127.0.0.1", env={"MCP_TASKS_TOOLS": "conformance"}) as stack:
-            harness = Harness(stack)
-            try:
-                yield harness
-            finally:
-                if not harness.settle():
-                    print("warning: the stack was still busy when stopped")
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    with EmbeddedStack(host="127.0.0.1", env={"MCP_TASKS_TOOLS": "conformance"}) as stack:
+        harness = Harness(stack)
+        try:
+            yield harness
+        finally:
+            if not harness.settle():
+                print("warning: the stack was still busy when stopped")
 
 
 @dataclass

@@ -52,6 +52,7 @@ spec = importlib.util.spec_from_file_location("api", sys.argv[1])
 api = importlib.util.module_from_spec(spec)
 sys.modules["api"] = api
 spec.loader.exec_module(api)
+api.handler  # what the Lambda runtime reads at init: builds the handler from the environment
 """
 
 _HANDLE = """
@@ -80,9 +81,8 @@ if not result or result.get("isError") or "content" not in result:
 """
 
 _FORCE_CLIENTS = """
-tasks = api.transport.server.tasks
-tasks.store.client.meta  # the first attribute access creates each client
-tasks.runner.client.meta
+api.app.store.client.meta  # the first attribute access creates each client
+api.app.runner.client.meta
 """
 
 _FLOOR = """
