@@ -14,7 +14,8 @@ functions :func:`allows` and :func:`applied` at the bottom of this module.
     report    active        working          leg          statusMessage
     park      active        input_required   leg          inputRequests, taskToken, leg + 1,
                                                           askedKeys, step results
-    complete  active        completed        leg          result (or its S3 ref)
+    complete  active        completed        leg          result (or its S3 ref); the last
+                                                          progress message is cleared
     fail      active        failed           leg          error
     lose      active        failed           (none)       error (the reconciler)
 
@@ -239,9 +240,13 @@ def _ending(move: str, now_ms: int, ops: tuple[Op, ...]) -> Changes:
 def complete(
     leg: int, now_ms: int, *, result: dict[str, Any] | None = None, result_ref: str | None = None
 ) -> tuple[Guard, Changes]:
-    """The tool returned: its result, inline or as a reference to where it was offloaded."""
+    """The tool returned: its result, inline or as a reference to where it was offloaded.
+
+    A progress message the leg reported ("migrating schema") would be stale now: it goes.
+    """
     outcome = Put("result_ref", result_ref) if result_ref is not None else Put("result", result)
-    return _guard("complete", leg=leg), _ending("complete", now_ms, (outcome,))
+    ops = (outcome, Drop("status_message"))
+    return _guard("complete", leg=leg), _ending("complete", now_ms, ops)
 
 
 def fail(leg: int, error: dict[str, Any], now_ms: int) -> tuple[Guard, Changes]:
