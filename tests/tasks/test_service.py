@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_tasks_aws.tasks.exceptions import TaskArgumentsTooLarge, TaskNotFound, TaskNotStarted
+from mcp_tasks_aws.tasks.exceptions import (
+    TaskAnswerInvalid,
+    TaskArgumentsTooLarge,
+    TaskNotFound,
+    TaskNotStarted,
+)
 from mcp_tasks_aws.tasks.model import new_task_id
 from tasks.domain import ALICE, BOB, CAPABILITIES, Domain, accept, tools
 
@@ -98,15 +103,42 @@ def test_the_last_answer_resumes_the_task_once() -> None:
     assert domain.record(task_id).visible_status == "working"
 
 
-def test_unknown_keys_and_values_that_answer_nothing_are_ignored_and_write_nothing() -> None:
+def test_answers_to_keys_nobody_asked_are_ignored_and_write_nothing() -> None:
     domain = Domain()
     task_id = waiting_task(domain)
     before = domain.record(task_id)
     domain.service.update(ALICE, task_id, {"nope": accept(ok=True)})
-    domain.service.update(ALICE, task_id, {"confirm": "not an answer"})
-    domain.service.update(ALICE, task_id, {"confirm": {"roots": []}})  # answers another kind
+    domain.service.update(ALICE, task_id, {"nope": "not an answer", "other": {"roots": []}})
     assert domain.record(task_id) == before
     assert domain.runner.named("resume") == []
+
+
+@pytest.mark.parametrize(
+    "misfit",
+    [
+        "not an answer",
+        {"action": "bogus"},
+        {"roots": []},  # a roots/list result, for an elicitation
+        {"role": "assistant", "content": {"type": "text", "text": "hi"}},  # a sampling result
+    ],
+)
+def test_an_answer_that_does_not_fit_its_request_is_refused_and_can_be_corrected(
+    misfit: object,
+) -> None:
+    # Given a task waiting for a confirmation (an elicitation)
+    domain = Domain()
+    task_id = waiting_task(domain)
+    before = domain.record(task_id)
+    # When the answer has the shape of another kind of result (or of none)
+    with pytest.raises(TaskAnswerInvalid) as refused:
+        domain.service.update(ALICE, task_id, {"confirm": misfit, "nope": accept(ok=True)})
+    # Then it is refused naming the key and what was expected, and nothing is recorded
+    assert (refused.value.key, refused.value.method) == ("confirm", "elicitation/create")
+    assert domain.record(task_id) == before
+    # And the client can still give the right answer
+    domain.service.update(ALICE, task_id, {"confirm": accept(ok=True)})
+    assert domain.record(task_id).answers == {"confirm": accept(ok=True)}
+    assert domain.runner.named("resume") == ["tok-1"]
 
 
 def test_junk_beside_a_real_answer_does_not_stop_the_real_one() -> None:

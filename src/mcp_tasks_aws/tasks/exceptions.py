@@ -19,6 +19,15 @@ class TaskNotFound(TaskError):
         self.expired = expired
 
 
+class TaskAnswerInvalid(TaskError):
+    """An answer to an outstanding request does not have the shape of that request's result."""
+
+    def __init__(self, key: str, method: str) -> None:
+        super().__init__(f"{key}: not a {method} result")
+        self.key = key
+        self.method = method
+
+
 class TaskArgumentsTooLarge(TaskError):
     """The call's arguments are too large to be kept with a task."""
 

@@ -30,11 +30,12 @@ from mcp_tasks_aws.ports import Applied, Page, ResultStore, Runner, TaskStore
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR, InvalidParams
 from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.exceptions import (
+    TaskAnswerInvalid,
     TaskArgumentsTooLarge,
     TaskNotFound,
     TaskNotStarted,
 )
-from mcp_tasks_aws.tasks.model import TaskRecord, is_task_id, new_task_id
+from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, is_task_id, new_task_id
 from mcp_tasks_aws.tools.context import ELICIT, LIST_ROOTS, SAMPLE, validate_answer
 from mcp_tasks_aws.tools.registry import ToolSpec
 
@@ -154,6 +155,16 @@ class TaskService:
             if record.owner == owner and not record.is_expired(now)
         }
 
+    def peek(self, owner: str, task_ids: list[str]) -> dict[str, TaskHead]:
+        """The heads of the caller's live tasks among `task_ids` (one projected batch read)."""
+        wanted = [task_id for task_id in task_ids if is_task_id(task_id)]
+        now = self.clock()
+        return {
+            task_id: head
+            for task_id, head in self.store.peek_many(wanted).items()
+            if head.owner == owner and not head.is_expired(now)
+        }
+
     def list(self, owner: str, *, limit: int, after: str | None = None) -> Page:
         """One page of the caller's tasks, newest first (ValueError for a foreign `after`)."""
         return self.store.list_by_owner(owner, limit=limit, after=after)
@@ -163,35 +174,38 @@ class TaskService:
     def update(self, owner: str, task_id: str, responses: Mapping[str, Any]) -> None:
         """Record answers to outstanding requests; resume the task once none is outstanding.
 
-        Answers to keys that are not outstanding (never asked, answered already, or asked by a
-        request of another kind) are ignored, as the Tasks extension prescribes.
+        Answers to keys that are not outstanding (never asked, or answered already) are
+        ignored, as the Tasks extension prescribes. An answer to an outstanding request that
+        does not have the shape of that request's result (`{"action": "bogus"}`, roots for an
+        elicitation) raises TaskAnswerInvalid and nothing is stored, so the client can correct
+        it: first answer wins, and a wrong first answer would otherwise fail the task.
         """
         self._check_id(task_id)
-        answers = {
-            key: (value, methods)
+        shaped = {
+            key: (value, answerable_methods(value))
             for key, value in responses.items()
-            if 0 < len(key) <= MAX_ANSWER_KEY_CHARS and (methods := answerable_methods(value))
+            if 0 < len(key) <= MAX_ANSWER_KEY_CHARS
         }
-        if not answers:
-            self._load(owner, task_id)  # unknown or foreign tasks still answer not found
-            return
         now = self.clock()
-        record = None
+        writable = {key: answer for key, answer in shaped.items() if answer[1]}
+        record: TaskRecord | None = None
+        if len(writable) < len(shaped) or not writable:
+            # Some value answers no request at all: one read tells whether it was meant for an
+            # outstanding one (an error) or for a key nobody asked (ignored).
+            record = self._load(owner, task_id)
+            _reject_misfits(record, shaped)
         for _ in range(_ANSWER_ROUNDS):
-            outcome = self.store.apply(task_id, *transitions.answer(owner, answers, now))
+            if not writable:
+                break
+            outcome = self.store.apply(task_id, *transitions.answer(owner, writable, now))
             record = self._owned(outcome, owner, now)
             if outcome is not None and outcome.changed:
                 break
-            # Refused: keep only the answers that still fit an outstanding request (another
-            # update may have answered some keys first) and try once more with those.
-            answers = {
-                key: answer
-                for key, answer in answers.items()
-                if record.status == "input_required"
-                and record.input_requests.get(key, {}).get("method") in answer[1]
-            }
-            if not answers:
-                break
+            # Refused: an answer of the wrong kind is the client's to correct; keys answered
+            # meanwhile (by another update) drop out, and the rest is tried once more.
+            _reject_misfits(record, writable)
+            waiting = record.status == "input_required"
+            writable = {k: a for k, a in writable.items() if waiting and k in record.input_requests}
         if (
             record is not None
             and record.status == "input_required"
@@ -257,3 +271,13 @@ class TaskService:
         if outcome.record.is_expired(now_ms):
             raise TaskNotFound(expired=True)
         return outcome.record
+
+
+def _reject_misfits(record: TaskRecord, answers: Mapping[str, tuple[Any, frozenset[str]]]) -> None:
+    """Raise TaskAnswerInvalid for an answer to an outstanding request it does not fit."""
+    if record.status != "input_required":
+        return
+    for key, (_, methods) in answers.items():
+        request = record.input_requests.get(key)
+        if request is not None and request.get("method") not in methods:
+            raise TaskAnswerInvalid(key, str(request.get("method")))

@@ -27,6 +27,7 @@ from mcp_tasks_aws.protocol.names import TASKS_EXTENSION, format_timestamp
 from mcp_tasks_aws.server import Call
 from mcp_tasks_aws.tasks.exceptions import (
     TaskAlreadyExists,
+    TaskAnswerInvalid,
     TaskArgumentsTooLarge,
     TaskNotFound,
     TaskNotStarted,
@@ -59,7 +60,9 @@ def detailed_fields(view: TaskView) -> dict[str, Any]:
     if status == "input_required":
         fields["input_requests"] = record.input_requests
     elif status == "completed":
-        fields["result"] = view.result
+        # The result is a 2026-07-28 CallToolResult, whose schema requires resultType (strict
+        # clients such as the TypeScript Tasks client reject one without it).
+        fields["result"] = {"resultType": "complete", **(view.result or {"content": []})}
     elif status == "failed":
         fields["error"] = record.error or {"code": INTERNAL_ERROR, "message": "Task failed"}
     return fields
@@ -139,6 +142,11 @@ class TasksEndpoint:
             self.service.update(call.principal, params.task_id, responses)
         except TaskNotFound as exc:
             raise not_found(exc) from exc
+        except TaskAnswerInvalid as exc:
+            raise InvalidParams(
+                f"Input response {exc.key[:128]!r} does not answer its request: "
+                f"expected the result of {exc.method}; nothing was recorded"
+            ) from exc
         from mcp_tasks_aws.tasks.results import ACKNOWLEDGED
 
         return dict(ACKNOWLEDGED)
