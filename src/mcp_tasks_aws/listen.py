@@ -4,8 +4,9 @@ The stream is an iterator of JSON-RPC messages:
 1. `notifications/subscriptions/acknowledged` with what the server honours: for `taskIds`,
    only the caller's live tasks; `toolsListChanged` / `promptsListChanged` when a change feed
    is configured;
-2. `notifications/tasks` with the full task (what `tasks/get` returns, less `resultType`) each
-   time a watched task's status changes, and `notifications/{tools,prompts}/list_changed`;
+2. `notifications/tasks` with the full task (what `tasks/get` returns, less `resultType`):
+   first each watched task as it stands, then again each time it changes (any write: status,
+   statusMessage, a new round of input); and `notifications/{tools,prompts}/list_changed`;
 3. the listen result, the graceful close.
 Every notification carries `_meta["io.modelcontextprotocol/subscriptionId"]` = the request id.
 No progress or log notifications are ever sent on it.
@@ -112,6 +113,9 @@ class Listener:
             "notifications/subscriptions/acknowledged",
             {"notifications": honoured, "_meta": subscription},
         )
+        for current in watch.snapshot():
+            task = detailed_task(current.view)
+            yield notification_message("notifications/tasks", {**task, "_meta": subscription})
         for change in watch.changes():
             if isinstance(change, TaskChanged):
                 task = detailed_task(change.view)

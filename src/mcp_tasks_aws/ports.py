@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Protocol
 
-from mcp_tasks_aws.tasks.model import TaskRecord, TaskSummary
+from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, TaskSummary
 from mcp_tasks_aws.tasks.transitions import Changes, Guard
 
 
@@ -36,6 +36,11 @@ class TaskStore(Protocol):
 
     def get_many(self, task_ids: list[str]) -> dict[str, TaskRecord]:
         """The records that exist among `task_ids` (at most 100), read consistently in one call."""
+        ...
+
+    def peek_many(self, task_ids: list[str]) -> dict[str, TaskHead]:
+        """The heads of the records that exist among `task_ids` (at most 100), read
+        consistently in one call without their payloads (what a watcher polls)."""
         ...
 
     def put_new(self, record: TaskRecord) -> None:

@@ -135,9 +135,15 @@ class Listened:
         return self.messages[-1]
 
     @property
+    def snapshot(self) -> list[dict[str, Any]]:
+        """Right after the ack: each honoured task as it stood when the listen opened."""
+        honoured = self.acked().get("taskIds") or []
+        return self.messages[1 : 1 + len(honoured)]
+
+    @property
     def notifications(self) -> list[dict[str, Any]]:
-        """What came between the ack and the response."""
-        return self.messages[1:-1]
+        """What came between the snapshot and the response: the changes."""
+        return self.messages[1 + len(self.snapshot) : -1]
 
     def of(self, method: str) -> list[dict[str, Any]]:
         return [m for m in self.notifications if m.get("method") == method]
@@ -167,6 +173,10 @@ class Listened:
             assert message.get("method") not in FORBIDDEN, message
             assert message["params"]["_meta"][SUBSCRIPTION_ID] == self.rid, message
         assert [m.get("method") for m in messages[1:-1]].count(ACKNOWLEDGED) == 0
+        # The snapshot: one notifications/tasks per honoured task, before any change.
+        honoured = self.acked().get("taskIds") or []
+        assert [m.get("method") for m in self.snapshot] == [TASK_NOTIFICATION] * len(honoured)
+        assert sorted(m["params"]["taskId"] for m in self.snapshot) == sorted(honoured)
         for message in messages:
             assert_valid_message(message)
 
@@ -247,6 +257,22 @@ def listen(
         return result
     finally:
         connection.close()
+
+
+def listen_until_terminal(
+    stack: EmbeddedStack, task_id: str, new_id: Callable[[], str], rounds: int = 10
+) -> tuple[dict[str, Any], list[Listened]]:
+    """Listen again and again, as a client does, until a notification shows the task ended;
+    return that notification and every window. Each window is checked."""
+    windows: list[Listened] = []
+    for _ in range(rounds):
+        listened = listen(stack, {"taskIds": [task_id]}, rid=new_id())
+        listened.check()
+        windows.append(listened)
+        for note in [*listened.snapshot, *listened.notifications]:
+            if note["params"]["status"] in ("completed", "failed", "cancelled"):
+                return note, windows
+    pytest.fail(f"{task_id} did not end within {rounds} windows")
 
 
 class Background:

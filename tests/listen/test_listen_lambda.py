@@ -17,6 +17,7 @@ from listen.conftest import (
     ACKNOWLEDGED,
     SUBSCRIPTION_ID,
     TASK_NOTIFICATION,
+    PacedDispatch,
     TaskClient,
     assert_valid_message,
     listen_body,
@@ -48,9 +49,11 @@ def sse_messages(body: str) -> list[dict[str, Any]]:
 
 
 def test_the_lambda_answer_holds_the_whole_window(
-    stack: EmbeddedStack, tasks: TaskClient, new_id: NewId
+    stack: EmbeddedStack, tasks: TaskClient, paced: PacedDispatch, new_id: NewId
 ) -> None:
-    task_id = tasks.create("slow_compute", {"seconds": 0.6, "label": "buffered"})
+    # A task whose leg starts 0.6 s late and then ends at once: one change, its completion.
+    paced.leg_delay["slow_compute"] = 0.6
+    task_id = tasks.create("slow_compute", {"seconds": 0, "label": "buffered"})
     rid = new_id()
     answer, took = invoke(stack, listen_body({"taskIds": [task_id]}, rid))
     got = tasks.get(task_id)
@@ -60,12 +63,15 @@ def test_the_lambda_answer_holds_the_whole_window(
     assert answer["isBase64Encoded"] is False
     assert "streamed" not in answer
     messages = sse_messages(answer["body"])
-    assert [m.get("method") for m in messages] == [ACKNOWLEDGED, TASK_NOTIFICATION, None]
-    ack, note, response = messages
+    methods = [m.get("method") for m in messages]
+    assert methods == [ACKNOWLEDGED, TASK_NOTIFICATION, TASK_NOTIFICATION, None]
+    ack, snapshot, note, response = messages
     assert ack["params"] == {
         "notifications": {"taskIds": [task_id]},
         "_meta": {SUBSCRIPTION_ID: rid},
     }
+    # First the task as it stood (working), then its change: the window closes on it.
+    assert snapshot["params"]["status"] == "working"
     assert note["params"]["_meta"] == {SUBSCRIPTION_ID: rid}
     assert note["params"]["status"] == "completed"
     assert {k: v for k, v in note["params"].items() if k != "_meta"} == without_result_type(got)
@@ -80,7 +86,7 @@ def test_the_lambda_answer_holds_the_whole_window(
     assert took >= 0.3, took
     # Events are whole: each is `event: message` then one `data:` line, then a blank line.
     assert answer["body"].endswith("\n\n")
-    assert answer["body"].count("event: message\n") == 3
+    assert answer["body"].count("event: message\n") == 4
 
 
 def test_the_lambda_answer_to_a_terminal_task_is_ack_and_response(
@@ -93,6 +99,8 @@ def test_the_lambda_answer_to_a_terminal_task_is_ack_and_response(
     assert answer["statusCode"] == 200
     assert answer["headers"]["content-type"] == "text/event-stream"
     messages = sse_messages(answer["body"])
-    assert [m.get("method") for m in messages] == [ACKNOWLEDGED, None]
-    assert messages[1]["id"] == rid
+    assert [m.get("method") for m in messages] == [ACKNOWLEDGED, TASK_NOTIFICATION, None]
+    # The task as it stands (its final state), and the window closes at once.
+    assert messages[1]["params"]["status"] == "completed"
+    assert messages[2]["id"] == rid
     assert took < 1.5, took

@@ -24,6 +24,7 @@ from listen.conftest import (
     TaskClient,
     as_get,
     listen,
+    listen_until_terminal,
     without_result_type,
 )
 from mcp_tasks_aws.local.server import EmbeddedStack
@@ -36,26 +37,54 @@ WINDOW_S = 20.0  # the deployed default the package stack runs with
 CHATTY_META = {"io.modelcontextprotocol/logLevel": "debug", "progressToken": "listen-progress"}
 
 
-def test_ordering_ack_then_notifications_then_the_response(
-    stack: EmbeddedStack, tasks: TaskClient, new_id: NewId
+def test_ordering_ack_then_snapshot_then_changes_then_the_response(
+    stack: EmbeddedStack, tasks: TaskClient, paced: PacedDispatch, new_id: NewId
 ) -> None:
     done = tasks.create("slow_compute", {"seconds": 0, "label": "done"})
     tasks.wait_terminal(done)
-    running = tasks.create("slow_compute", {"seconds": 0.6, "label": "running"})
+    paced.leg_delay["slow_compute"] = 0.6  # the running one ends 0.6 s from now, nothing before
+    running = tasks.create("slow_compute", {"seconds": 0, "label": "running"})
     rid = new_id()
     listened = listen(stack, {"taskIds": [done, running]}, rid=rid, meta_extra=CHATTY_META)
     listened.check()
     assert sorted(listened.acked()["taskIds"]) == sorted([done, running])
     methods = [m.get("method") for m in listened.messages]
-    assert methods == ["notifications/subscriptions/acknowledged", TASK_NOTIFICATION, None]
+    assert methods == [
+        "notifications/subscriptions/acknowledged",
+        TASK_NOTIFICATION,
+        TASK_NOTIFICATION,
+        TASK_NOTIFICATION,
+        None,
+    ]
     times = [at for at, _ in listened.timed]
     assert times == sorted(times)
-    # Only the task whose status changed is reported; the already-terminal one is not.
+    # The snapshot shows both as they stood; the one change is the running task's completion.
+    snapshot = {n["params"]["taskId"]: n["params"]["status"] for n in listened.snapshot}
+    assert snapshot == {done: "completed", running: "working"}
     [note] = listened.notifications
-    assert note["params"]["taskId"] == running
+    assert (note["params"]["taskId"], note["params"]["status"]) == (running, "completed")
     assert note["params"]["_meta"] == {SUBSCRIPTION_ID: rid}
     # Delivery closes the window early.
     assert listened.ended_at < WINDOW_S / 4, listened.ended_at
+
+
+def test_a_new_status_message_is_a_change(
+    stack: EmbeddedStack, tasks: TaskClient, new_id: NewId
+) -> None:
+    # A task that reports progress (statusMessage) while it stays working
+    task_id = tasks.create("slow_compute", {"seconds": 3, "label": "progress"})
+    tasks.wait_status(task_id, {"working"})
+    first = tasks.get(task_id).get("statusMessage")
+    listened = listen(stack, {"taskIds": [task_id]}, rid=new_id())
+    listened.check()
+    [note] = listened.notifications
+    # Notified although the status did not change: what tasks/get shows did
+    assert note["params"]["status"] == "working"
+    assert note["params"]["statusMessage"].startswith("progress: ")
+    assert note["params"]["lastUpdatedAt"] > listened.snapshot[0]["params"]["lastUpdatedAt"]
+    assert first is not None
+    assert listened.ended_at < WINDOW_S / 4, listened.ended_at
+    tasks.cancel(task_id)
 
 
 @pytest.mark.parametrize(
@@ -78,11 +107,8 @@ def test_a_task_notification_is_the_full_task_as_tasks_get_shows_it(
 ) -> None:
     paced.leg_delay["protocol_error_job"] = 0.6  # it fails at once otherwise
     task_id = tasks.create(tool, arguments)
-    rid = new_id()
-    listened = listen(stack, {"taskIds": [task_id]}, rid=rid)
+    note, _ = listen_until_terminal(stack, task_id, new_id)
     got = tasks.get(task_id)
-    listened.check()
-    [note] = listened.of(TASK_NOTIFICATION)
     assert note["params"]["status"] == status
     assert outcome in note["params"]
     assert "resultType" not in note["params"]
@@ -202,12 +228,11 @@ def test_a_list_change_is_not_sent_to_a_task_only_listen(
 
 
 def test_the_ack_is_streamed_before_the_window_ends(
-    stack: EmbeddedStack, tasks: TaskClient, new_id: NewId
+    stack: EmbeddedStack, tasks: TaskClient, paced: PacedDispatch, new_id: NewId
 ) -> None:
-    window = 2.0  # the task keeps the window open about this long
-    task_id = tasks.create(
-        "slow_compute", {"seconds": window, "label": f"s-{secrets.token_hex(2)}"}
-    )
+    window = 2.0  # the task changes only after this long: the window stays open meanwhile
+    paced.leg_delay["slow_compute"] = window
+    task_id = tasks.create("slow_compute", {"seconds": 0, "label": f"s-{secrets.token_hex(2)}"})
     listened = listen(stack, {"taskIds": [task_id]}, rid=new_id())
     listened.check()
     assert listened.headers.get("transfer-encoding") == "chunked"

@@ -100,6 +100,21 @@ def test_get_many_returns_the_existing_ones(store: TaskStore) -> None:
     assert store.get(new_task_id()) is None
 
 
+def test_peek_many_reads_the_heads_of_the_existing_ones(store: TaskStore) -> None:
+    waiting = parked(store, "a")
+    answered = parked(store, "a")
+    store.apply(answered.task_id, *answer(ALICE, a=accept()))
+    working = make_record(ttl_ms=None)
+    store.put_new(working)
+    heads = store.peek_many([waiting.task_id, answered.task_id, working.task_id, new_task_id()])
+    expected = {r.task_id: r.head() for r in store.get_many(list(heads)).values()}
+    assert heads == expected
+    assert len(heads) == 3
+    # A waiting task whose every request is answered shows as working, as tasks/get says
+    assert heads[answered.task_id].status == "working"
+    assert heads[working.task_id].expires_at is None
+
+
 def test_apply_to_a_missing_task_finds_nothing(store: TaskStore) -> None:
     assert store.apply(new_task_id(), *t.cancel(ALICE, now_ms())) is None
 

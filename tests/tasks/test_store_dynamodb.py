@@ -59,6 +59,20 @@ def test_every_read_is_strongly_consistent(dynamo_store: DynamoTaskStore) -> Non
     assert all(keys["ConsistentRead"] for r in batch for keys in r["RequestItems"].values())
 
 
+def test_peeking_reads_only_the_head_attributes(dynamo_store: DynamoTaskStore) -> None:
+    record = make_record(arguments={"blob": "x" * 50_000})
+    dynamo_store.put_new(record)
+    calls = sent(dynamo_store, "BatchGetItem", lambda: dynamo_store.peek_many([record.task_id]))
+    (request,) = calls
+    keys = request["RequestItems"][dynamo_store.table]
+    assert keys["ConsistentRead"] is True
+    projected = {
+        keys["ExpressionAttributeNames"][n.strip()] for n in keys["ProjectionExpression"].split(",")
+    }
+    assert "arguments" not in projected
+    assert "result" not in projected
+
+
 def test_a_refused_move_costs_one_call_and_brings_the_item_back(
     dynamo_store: DynamoTaskStore,
 ) -> None:

@@ -145,6 +145,14 @@ def test_an_ending_clears_what_only_a_waiting_task_needs(move: str) -> None:
     assert (after.input_requests, after.task_token) == ({}, None)
 
 
+def test_completion_clears_a_stale_progress_message() -> None:
+    record = make_record(status_message="migrating schema")
+    after = t.applied(record, t.complete(0, NOW, result={"content": []})[1])
+    assert after.status_message is None
+    failed = t.applied(record, t.fail(0, {"code": -32603, "message": "broken"}, NOW)[1])
+    assert failed.status_message == "broken"
+
+
 def test_cancel_keeps_what_releasing_the_execution_needs() -> None:
     _, changes = t.cancel(ALICE, NOW)
     after = t.applied(waiting("a"), changes)

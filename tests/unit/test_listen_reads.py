@@ -1,4 +1,4 @@
-"""A listen window reads the watched records each poll, but builds the full task (which may
+"""A listen window polls only the watched tasks' heads, and builds the full task (which may
 read an offloaded result back from S3) only for a notification it sends."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from mcp_tasks_aws.protocol import models as m
 from mcp_tasks_aws.protocol.jsonrpc import Request
 from mcp_tasks_aws.server import Call
 from mcp_tasks_aws.tasks.memory import InMemoryTaskStore
-from mcp_tasks_aws.tasks.model import TaskRecord, new_task_id
+from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, new_task_id
 from mcp_tasks_aws.tasks.service import TaskService
 
 META = {
@@ -36,17 +36,22 @@ def record(status: str, **extra: Any) -> TaskRecord:
 
 
 class Store(InMemoryTaskStore):
-    """The in-memory store, counting the batch reads a listen makes."""
+    """The in-memory store, counting the batch reads a listen makes, whole and projected."""
 
     def __init__(self, *records: TaskRecord) -> None:
         super().__init__()
         for record in records:
             self.put_new(record)
         self.batch_reads = 0
+        self.peeks = 0
 
     def get_many(self, task_ids: list[str]) -> dict[str, TaskRecord]:
         self.batch_reads += 1
         return super().get_many(task_ids)
+
+    def peek_many(self, task_ids: list[str]) -> dict[str, TaskHead]:
+        self.peeks += 1
+        return super().peek_many(task_ids)
 
 
 class Results:
@@ -90,10 +95,14 @@ def test_offloaded_results_are_not_read_on_polls_that_send_nothing() -> None:
     )
     # When the window runs to its end with nothing changing
     messages = list(listener.open(call, params))
-    # Then it polled the records several times but never read the offloaded result
+    # Then it sent each task once as it stood (reading the offloaded result for that), and
+    # then polled only the heads: no whole record, no result read again
     assert [msg.get("method") for msg in messages] == [
         "notifications/subscriptions/acknowledged",
+        "notifications/tasks",
+        "notifications/tasks",
         None,
     ]
-    assert store.batch_reads > 3
-    assert results.reads == []
+    assert store.peeks > 3
+    assert store.batch_reads == 1  # the records the snapshot shows
+    assert results.reads == ["results/x.json"]

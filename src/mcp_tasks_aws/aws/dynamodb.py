@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Final
 from mcp_tasks_aws.aws.errors import client_error_code, client_error_item
 from mcp_tasks_aws.ports import Applied, Page
 from mcp_tasks_aws.tasks.exceptions import TaskAlreadyExists
-from mcp_tasks_aws.tasks.model import TaskRecord, TaskSummary, encode_json
+from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, TaskSummary, encode_json
 from mcp_tasks_aws.tasks.transitions import (
     AddAsked,
     Changes,
@@ -41,6 +41,7 @@ from mcp_tasks_aws.tasks.transitions import (
     NextLeg,
     Put,
     PutEntry,
+    shown_status,
 )
 
 if TYPE_CHECKING:
@@ -163,15 +164,17 @@ def decode(item: dict[str, Any]) -> TaskRecord:
     )
 
 
+def _shown(item: dict[str, Any]) -> Any:
+    """The status a client sees, from an item that carries status and inputRequests."""
+    return shown_status(item["status"]["S"], bool(item.get("inputRequests", {}).get("M")))
+
+
 def decode_summary(item: dict[str, Any]) -> TaskSummary:
     """A summary from an `OwnerIndex` item (its projection carries exactly these attributes)."""
-    status = item["status"]["S"]
-    if status == "input_required" and not item.get("inputRequests", {}).get("M"):
-        status = "working"  # transitions.shown_status: the next leg is starting
     return TaskSummary(
         task_id=item["taskId"]["S"],
         owner=item["owner"]["S"],
-        status=status,
+        status=_shown(item),
         status_message=_text(item, "statusMessage"),
         created_at=int(item["createdAt"]["N"]),
         updated_at=int(item["lastUpdatedAt"]["N"]),
@@ -314,25 +317,55 @@ class DynamoTaskStore:
         item = response.get("Item")
         return decode(item) if item else None
 
-    def get_many(self, task_ids: list[str]) -> dict[str, TaskRecord]:
+    def _batch_get(
+        self, task_ids: list[str], projection: dict[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
         if not task_ids:
-            return {}
-        request: dict[str, Any] = {
-            self.table: {
-                "Keys": [self._key(task_id) for task_id in dict.fromkeys(task_ids)],
-                "ConsistentRead": True,
-            }
+            return []
+        keys: dict[str, Any] = {
+            "Keys": [self._key(task_id) for task_id in dict.fromkeys(task_ids)],
+            "ConsistentRead": True,
+            **(projection or {}),
         }
-        records: dict[str, TaskRecord] = {}
+        request: dict[str, Any] = {self.table: keys}
+        items: list[dict[str, Any]] = []
         for _ in range(5):  # unprocessed keys (throttling) are retried a few times
             response = self.client.batch_get_item(RequestItems=request)
-            for item in response.get("Responses", {}).get(self.table, []):
-                record = decode(item)
-                records[record.task_id] = record
-            request = dict(response.get("UnprocessedKeys") or {})
-            if not request:
+            items += response.get("Responses", {}).get(self.table, [])
+            unprocessed = (response.get("UnprocessedKeys") or {}).get(self.table)
+            if not unprocessed:
                 break
-        return records
+            request = {self.table: unprocessed}
+        return items
+
+    def get_many(self, task_ids: list[str]) -> dict[str, TaskRecord]:
+        return {record.task_id: record for record in map(decode, self._batch_get(task_ids))}
+
+    def peek_many(self, task_ids: list[str]) -> dict[str, TaskHead]:
+        # Only what a watcher compares: a watched item may hold 400 KB of payload, read every
+        # half second for up to 100 tasks. inputRequests tells whether a waiting task shows
+        # as working (see transitions.shown_status).
+        projection = {
+            "ProjectionExpression": "#id, #owner, #status, #version, #expires, #requests",
+            "ExpressionAttributeNames": {
+                "#id": "taskId",
+                "#owner": "owner",
+                "#status": "status",
+                "#version": "version",
+                "#expires": "expiresAt",
+                "#requests": "inputRequests",
+            },
+        }
+        heads = {}
+        for item in self._batch_get(task_ids, projection):
+            heads[item["taskId"]["S"]] = TaskHead(
+                item["taskId"]["S"],
+                item["owner"]["S"],
+                _shown(item),
+                int(item["version"]["N"]),
+                _number(item, "expiresAt"),
+            )
+        return heads
 
     def put_new(self, record: TaskRecord) -> None:
         try:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from mcp_tasks_aws.ports import Applied, Page
 from mcp_tasks_aws.tasks.exceptions import TaskAlreadyExists
-from mcp_tasks_aws.tasks.model import TaskRecord
+from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord
 from mcp_tasks_aws.tasks.transitions import Changes, Guard, allows, applied
 
 
@@ -48,6 +48,13 @@ class InMemoryTaskStore:
         self._enter("get_many", ",".join(task_ids))
         with self._lock:
             return {i: self._records[i] for i in dict.fromkeys(task_ids) if i in self._records}
+
+    def peek_many(self, task_ids: list[str]) -> dict[str, TaskHead]:
+        self._enter("peek_many", ",".join(task_ids))
+        with self._lock:
+            return {
+                i: self._records[i].head() for i in dict.fromkeys(task_ids) if i in self._records
+            }
 
     def put_new(self, record: TaskRecord) -> None:
         self._enter("put_new", record.task_id)

@@ -100,6 +100,11 @@ class TaskRecord:
         """Parked on a task token with requests outstanding (cancel interrupts that wait)."""
         return bool(self.input_requests) and self.task_token is not None
 
+    def head(self) -> TaskHead:
+        return TaskHead(
+            self.task_id, self.owner, self.visible_status, self.version, self.expires_at
+        )
+
     def summary(self) -> TaskSummary:
         return TaskSummary(
             task_id=self.task_id,
@@ -111,6 +116,20 @@ class TaskRecord:
             ttl_ms=self.ttl_ms,
             poll_interval_ms=self.poll_interval_ms,
         )
+
+
+class TaskHead(NamedTuple):
+    """What a watcher compares between two reads of a task: who owns it, whether it is over,
+    whether it expired, and its version (any write changes it)."""
+
+    task_id: str
+    owner: str
+    status: TaskStatus
+    version: int
+    expires_at: int | None
+
+    def is_expired(self, now_ms: int) -> bool:
+        return self.expires_at is not None and now_ms >= self.expires_at * 1000
 
 
 class TaskSummary(NamedTuple):

@@ -2,10 +2,18 @@
 
 A :class:`Watch` is opened for one caller with the task ids and lists they asked for; it keeps
 only the caller's live tasks (foreign, unknown and expired ids are silently left out) and the
-lists a change feed can report. :meth:`Watch.changes` then polls the store every `poll_ms` (one
-consistent batch read of the watched tasks, one read of the list versions) and yields
-:class:`TaskChanged` / :class:`ListChanged` until the window ends, something was delivered, or
-every watched task is terminal with no list watched. `listen.py` puts this on the wire.
+lists a change feed can report.
+
+- :meth:`Watch.snapshot` is each watched task as it is when the watch opens, so a change that
+  landed just before the listen is not missed;
+- :meth:`Watch.changes` then polls every `poll_ms` (one projected batch read of the watched
+  tasks' heads, one read of the list versions) and yields a :class:`TaskChanged` for any write
+  to a watched task (its version moved: a new status, a new statusMessage, a new round of input
+  under the same status) and a :class:`ListChanged` per changed list, until the window ends,
+  something was delivered, or every watched task is terminal with no list watched. Full
+  records are read only for the tasks that changed.
+
+`listen.py` puts this on the wire.
 """
 
 from __future__ import annotations
@@ -59,9 +67,10 @@ class Watch:
         self._poll_ms = poll_ms
         self._clock = clock
         self._sleep = sleep
-        self._watched: dict[str, TaskRecord] = {}
+        self._opened: dict[str, TaskRecord] = {}
         if task_ids and tasks is not None:
-            self._watched = tasks.live(owner, task_ids)
+            self._opened = tasks.live(owner, task_ids)
+        self._watched = {task_id: r.head() for task_id, r in self._opened.items()}
         self._versions = feed.versions() if self.lists and feed is not None else {}
 
     @property
@@ -70,7 +79,13 @@ class Watch:
         return list(self._watched)
 
     def _all_terminal(self) -> bool:
-        return all(r.visible_status in TERMINAL_STATUSES for r in self._watched.values())
+        return all(head.status in TERMINAL_STATUSES for head in self._watched.values())
+
+    def snapshot(self) -> Iterator[TaskChanged]:
+        """Each watched task as it stood when the watch opened (sent after the ack)."""
+        if self._tasks is not None:
+            for record in self._opened.values():
+                yield TaskChanged(self._tasks.view(record))
 
     def changes(self) -> Iterator[Change]:
         deadline = self._clock() + self._window_ms / 1000
@@ -81,14 +96,15 @@ class Watch:
             self._sleep(min(self._poll_ms / 1000, remaining))
             delivered = False
             if self._watched and self._tasks is not None:
-                now = self._tasks.live(self._owner, list(self._watched))
-                for task_id, record in now.items():
-                    if record.visible_status != self._watched[task_id].visible_status:
-                        # The view (an offloaded result read back) only for what is sent.
+                heads = self._tasks.peek(self._owner, list(self._watched))
+                moved = [i for i, head in heads.items() if head.version != self._watched[i].version]
+                if moved:
+                    # Full records (and an offloaded result) only for what is sent.
+                    for record in self._tasks.live(self._owner, moved).values():
                         yield TaskChanged(self._tasks.view(record))
                         delivered = True
                 # An expired task is gone: stop watching it.
-                self._watched = now
+                self._watched = heads
             if self.lists and self._feed is not None:
                 current = self._feed.versions()
                 for kind in self.lists:
