@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from mcp_tasks_aws.aws.clients import Clients, LazyClient
-from mcp_tasks_aws.aws.dynamodb import DynamoChangeFeed, DynamoTaskStore
+from mcp_tasks_aws.aws.dynamodb import DynamoChangeFeed, DynamoTaskStore, room_for_result
 from mcp_tasks_aws.aws.s3 import S3ResultStore
 from mcp_tasks_aws.aws.stepfunctions import StepFunctionsRunner
 from mcp_tasks_aws.config import Settings, load_toolset
@@ -102,6 +102,7 @@ class App:
             self.runner,
             results=self.results,
             default_ttl_ms=self.settings.default_ttl_ms,
+            max_ttl_ms=self.settings.max_ttl_ms,
             default_poll_interval_ms=self.settings.poll_interval_ms,
         )
 
@@ -114,6 +115,7 @@ class App:
             self.runner,
             self.toolset,
             results=self.results,
+            result_room=room_for_result,
             list_changed=self.change_feed.bump,
         )
 

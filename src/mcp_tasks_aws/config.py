@@ -14,6 +14,7 @@ The deployed functions and the embedded stack read the same variables:
 | `MCP_TASKS_STATE_MACHINE_ARN` | Step Functions state machine that runs task legs | unset |
 | `MCP_TASKS_RESULT_BUCKET` | S3 bucket for results over the item budget | unset |
 | `MCP_TASKS_DEFAULT_TTL_MS` | task retention from creation (`none`: unlimited) | 86400000 |
+| `MCP_TASKS_MAX_TTL_MS` | longest retention any task gets (`none`: no cap) | 2592000000 |
 | `MCP_TASKS_POLL_INTERVAL_MS` | suggested `tasks/get` interval | 1000 |
 | `MCP_TASKS_LISTEN_WINDOW_MS` | longest `subscriptions/listen` window (< API timeout) | 20000 |
 | `MCP_TASKS_LISTEN_POLL_MS` | how often a listen window reads the store | 500 |
@@ -47,6 +48,7 @@ class Settings:
     state_machine_arn: str = ""
     result_bucket: str = ""
     default_ttl_ms: int | None = 24 * 3600 * 1000
+    max_ttl_ms: int | None = 30 * 24 * 3600 * 1000
     poll_interval_ms: int = 1000
     listen_window_ms: int = 20_000
     listen_poll_ms: int = 500
@@ -66,6 +68,7 @@ class Settings:
             state_machine_arn=env.get("MCP_TASKS_STATE_MACHINE_ARN", ""),
             result_bucket=env.get("MCP_TASKS_RESULT_BUCKET", ""),
             default_ttl_ms=_optional_int(env.get("MCP_TASKS_DEFAULT_TTL_MS", "86400000")),
+            max_ttl_ms=_optional_int(env.get("MCP_TASKS_MAX_TTL_MS", "2592000000")),
             poll_interval_ms=int(env.get("MCP_TASKS_POLL_INTERVAL_MS", 1000)),
             listen_window_ms=int(env.get("MCP_TASKS_LISTEN_WINDOW_MS", 20_000)),
             listen_poll_ms=int(env.get("MCP_TASKS_LISTEN_POLL_MS", 500)),

@@ -13,6 +13,18 @@ from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, TaskSummary
 from mcp_tasks_aws.tasks.transitions import Changes, Guard
 
 
+class Throttled(Exception):
+    """An AWS service throttled the call, after the SDK's own bounded retries: try later.
+
+    Adapters raise it for throttling errors of any service, so callers can answer "busy"
+    (HTTP 503 with Retry-After) instead of a bare internal error.
+    """
+
+    def __init__(self, retry_after_s: int = 1) -> None:
+        super().__init__(f"throttled; retry after {retry_after_s} s")
+        self.retry_after_s = retry_after_s
+
+
 class Applied(NamedTuple):
     """What `TaskStore.apply` found: the record after the move, or as it stands if refused."""
 
@@ -103,8 +115,11 @@ class Runner(Protocol):
 class ResultStore(Protocol):
     """Where results too large for the task record go (S3)."""
 
-    def put(self, task_id: str, body: bytes) -> str:
-        """Store a result body; return the reference kept on the record."""
+    def put(self, task_id: str, body: bytes, expires_at: int | None) -> str:
+        """Store a result body kept at least until `expires_at` (epoch seconds; None: for
+        good); return the reference kept on the record."""
         ...
 
-    def get(self, ref: str) -> bytes: ...
+    def get(self, ref: str) -> bytes:
+        """A stored body; ResultGone if it is not there any more."""
+        ...

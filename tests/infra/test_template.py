@@ -36,7 +36,8 @@ from typing import Any
 
 import pytest
 
-from mcp_tasks_aws.aws.s3 import S3ResultStore
+from mcp_tasks_aws.aws.s3 import RETENTION_DAYS, S3ResultStore
+from mcp_tasks_aws.config import Settings
 from mcp_tasks_aws.local.template import Resolver, load_template
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -243,7 +244,11 @@ COMMON_RESOURCES = {
     "AWS::ApiGatewayV2::Integration": 1,
     "AWS::ApiGatewayV2::Route": 1,
     "AWS::Events::Rule": 1,
-    "AWS::CloudWatch::Alarm": 4,  # API 5xx, failed executions, function errors, throttles
+    # API 5xx, failed executions, function errors, throttles, reconcile dead letters
+    "AWS::CloudWatch::Alarm": 5,
+    "AWS::Lambda::EventInvokeConfig": 1,  # the reconciler's retries and dead-letter queue
+    "AWS::SQS::Queue": 1,
+    "AWS::SQS::QueuePolicy": 1,
 }
 
 
@@ -475,13 +480,22 @@ def test_result_bucket_is_private_encrypted_and_expires_after_tasks(
     assert encryption[0]["ServerSideEncryptionByDefault"]["SSEAlgorithm"] in {"AES256", "aws:kms"}
     assert bucket["OwnershipControls"]["Rules"] == [{"ObjectOwnership": "BucketOwnerEnforced"}]
 
-    ttl = template["Parameters"]["DefaultTaskTtlMs"]
-    longest_days = math.ceil(max(ttl["Default"], ttl["MaxValue"]) / DAY_MS)
+    # One rule per retention folder the store writes to (aws/s3.py), each expiring after the
+    # folder's days, and none shorter than a task kept the longest the server allows.
     prefix = inspect.signature(S3ResultStore).parameters["prefix"].default
-    (rule,) = bucket["LifecycleConfiguration"]["Rules"]
-    assert rule["Status"] == "Enabled"
-    assert rule["ExpirationInDays"] >= longest_days
-    assert rule.get("Prefix", rule.get("Filter", {}).get("Prefix")) == prefix
+    rules = {
+        rule.get("Prefix", rule.get("Filter", {}).get("Prefix")): rule
+        for rule in bucket["LifecycleConfiguration"]["Rules"]
+    }
+    assert set(rules) == {f"{prefix}{days}d/" for days in RETENTION_DAYS}
+    for days in RETENTION_DAYS:
+        rule = rules[f"{prefix}{days}d/"]
+        assert (rule["Status"], rule["ExpirationInDays"]) == ("Enabled", days)
+    ttl = template["Parameters"]["DefaultTaskTtlMs"]
+    longest_days = math.ceil(
+        max(ttl["Default"], ttl["MaxValue"], Settings().max_ttl_ms or 0) / DAY_MS
+    )
+    assert max(RETENTION_DAYS) >= longest_days
 
 
 # -- the state machine and its reconciler -----------------------------------------------------
@@ -743,6 +757,9 @@ EXPECTED_ACTIONS = {
     },
     "ReconcileFunction": {"dynamodb:UpdateItem"},
 }
+# Granted for what Lambda does on a function's behalf, not for calls its code makes: the
+# reconciler's on-failure destination is sent as the function.
+PLATFORM_ACTIONS = {"ReconcileFunction": {"sqs:SendMessage"}}
 STATE_MACHINE_ACTIONS = {"lambda:InvokeFunction"} | STAR_RESOURCE["DeliverLogs"][0]
 
 
@@ -833,7 +850,8 @@ def test_tracing_parameter_decides_the_xray_policy(stack: Stack) -> None:
 
 def test_each_function_is_granted_exactly_its_calls(stack: Stack) -> None:
     actual = {logical: granted(role) for logical, role in function_roles(stack).items()}
-    assert actual == EXPECTED_ACTIONS
+    expected = {f: EXPECTED_ACTIONS[f] | PLATFORM_ACTIONS.get(f, set()) for f in EXPECTED_ACTIONS}
+    assert actual == expected
 
 
 def test_state_machine_is_granted_exactly_invoke_and_log_delivery(default_stack: Stack) -> None:
@@ -850,6 +868,7 @@ def test_scoped_resources_belong_to_this_stack(default_stack: Stack) -> None:
     arns = {
         ("TaskTable", "Arn"): f"arn:aws:dynamodb:us-east-1:{account}:table/stk-TaskTable",
         ("ResultBucket", "Arn"): "arn:aws:s3:::stk-resultbucket",
+        ("ReconcileDeadLetters", "Arn"): f"arn:aws:sqs:us-east-1:{account}:stk-dead-letters",
     }
     resolve = Resolver(names, lambda logical, name: arns[(logical, name)]).resolve
     prefix = inspect.signature(S3ResultStore).parameters["prefix"].default
@@ -859,6 +878,7 @@ def test_scoped_resources_belong_to_this_stack(default_stack: Stack) -> None:
         "s3": [f"arn:aws:s3:::stk-resultbucket/{prefix}*"],
         "states": [machine, machine.replace(":stateMachine:", ":execution:") + ":*"],
         "lambda": [f"arn:aws:lambda:us-east-1:{account}:function:stk-WorkerFunction*"],
+        "sqs": [arns[("ReconcileDeadLetters", "Arn")]],
     }
     for owner, statement in all_statements(default_stack):
         for resource in as_list(statement["Resource"]):

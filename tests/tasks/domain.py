@@ -12,6 +12,7 @@ from typing import Any
 
 from mcp_tasks_aws import TaskPolicy, ToolContext, ToolSet
 from mcp_tasks_aws.protocol.errors import InternalError
+from mcp_tasks_aws.tasks.exceptions import ResultGone
 from mcp_tasks_aws.tasks.memory import InMemoryTaskStore
 from mcp_tasks_aws.tasks.model import TaskRecord, new_task_id
 from mcp_tasks_aws.tasks.service import TaskService
@@ -108,13 +109,17 @@ class ResultBucket:
 
     def __init__(self) -> None:
         self.objects: dict[str, bytes] = {}
+        self.kept_until: dict[str, int | None] = {}
 
-    def put(self, task_id: str, body: bytes) -> str:
+    def put(self, task_id: str, body: bytes, expires_at: int | None) -> str:
         key = f"results/{task_id}.json"
         self.objects[key] = body
+        self.kept_until[key] = expires_at
         return key
 
     def get(self, ref: str) -> bytes:
+        if ref not in self.objects:
+            raise ResultGone(ref)
         return self.objects[ref]
 
 
@@ -128,6 +133,12 @@ side_effects: list[str] = []
 def echo(text: str) -> str:
     """Returns its text."""
     return text
+
+
+@tools.tool(task=TaskPolicy.REQUIRED)
+def big(size: int) -> str:
+    """Returns `size` characters."""
+    return "x" * size
 
 
 @tools.tool(task=TaskPolicy.REQUIRED)

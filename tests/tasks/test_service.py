@@ -234,3 +234,85 @@ def test_list_shows_only_the_callers_tasks_newest_first() -> None:
     page = domain.service.list(ALICE, limit=10)
     assert [s.task_id for s in page.tasks] == [second, first]
     assert page.after is None
+
+
+# -- retention ---------------------------------------------------------------------------------
+
+DAY = 24 * 3600 * 1000
+
+
+@pytest.mark.parametrize(
+    ("asked", "default", "cap", "given"),
+    [
+        (None, DAY, 30 * DAY, DAY),  # the tool asks nothing: the server default
+        (2 * DAY, DAY, 30 * DAY, 2 * DAY),  # the tool's own
+        (90 * DAY, DAY, 30 * DAY, 30 * DAY),  # never past the cap
+        (None, None, 30 * DAY, 30 * DAY),  # "unlimited" by default is still capped
+        (None, None, None, None),  # both lifted: kept for good (ttlMs null)
+        (5 * DAY, None, None, 5 * DAY),
+    ],
+)
+def test_a_tasks_retention_is_what_was_asked_within_the_cap(
+    asked: int | None, default: int | None, cap: int | None, given: int | None
+) -> None:
+    domain = Domain()
+    domain.service.default_ttl_ms = default
+    domain.service.max_ttl_ms = cap
+    assert domain.service.ttl_for(asked) == given
+
+
+def test_a_result_gone_from_the_bucket_reads_as_an_expired_task() -> None:
+    domain = Domain()
+    domain.legs.result_budget = 10
+    task_id = domain.create("echo", {"text": "offloaded and then lost"})
+    domain.run_leg(task_id)
+    domain.results.objects.clear()  # the bucket's lifecycle removed it
+    with pytest.raises(TaskNotFound) as gone:
+        domain.service.get(ALICE, task_id)
+    assert gone.value.expired
+
+
+# -- faults while creating -----------------------------------------------------------------------
+
+
+class FailingApplies:
+    """Makes the next `count` store writes raise, as a DynamoDB fault would."""
+
+    def __init__(self, domain: Domain, count: int) -> None:
+        self.left = count
+        original = domain.store.apply
+
+        def apply(*args: object) -> object:
+            if self.left > 0:
+                self.left -= 1
+                raise RuntimeError("injected DynamoDB fault")
+            return original(*args)  # type: ignore[arg-type]
+
+        domain.store.apply = apply  # type: ignore[method-assign]
+
+
+def test_a_failed_start_whose_first_compensating_writes_fail_still_ends_failed() -> None:
+    # Given a start that fails, and a store that fails the next two writes too
+    domain = Domain()
+    domain.service.sleep = lambda _: None
+    domain.runner.failing.add("start")
+    FailingApplies(domain, 2)
+    # When a task is created, Then the caller gets an error and the task still ends failed
+    with pytest.raises(TaskNotStarted):
+        domain.create("echo", {"text": "hi"})
+    (record,) = domain.store.all_records()
+    assert record.status == "failed"
+
+
+def test_when_nothing_can_end_an_unstarted_task_it_is_said_in_the_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    domain = Domain()
+    domain.service.sleep = lambda _: None
+    domain.runner.failing.add("start")
+    FailingApplies(domain, 3)
+    with pytest.raises(TaskNotStarted):
+        domain.create("echo", {"text": "hi"})
+    (record,) = domain.store.all_records()
+    assert record.status == "working"
+    assert f"task {record.task_id} was created but neither started nor failed" in caplog.text

@@ -12,10 +12,14 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 
-from mcp_tasks_aws.aws.dynamodb import OWNER_INDEX, DynamoTaskStore
+from mcp_tasks_aws.aws.dynamodb import OWNER_INDEX, DynamoTaskStore, room_for_result
+from mcp_tasks_aws.aws.s3 import retention_folder
 from mcp_tasks_aws.local.aws import REGION, LocalAws
+from mcp_tasks_aws.ports import Throttled
 from mcp_tasks_aws.tasks import transitions as t
+from mcp_tasks_aws.tasks.exceptions import TaskTooLarge
 from mcp_tasks_aws.tasks.model import new_task_id
 from tasks.conftest import make_record, now_ms
 from tasks.domain import ELICIT, elicit_request
@@ -227,3 +231,66 @@ def test_stale_and_current_leg_writes_are_told_apart_by_one_condition(
     outcome = dynamo_store.apply(record.task_id, *t.report(leg, "busy", now_ms()))
     assert outcome is not None
     assert outcome.changed is (leg == 1)
+
+
+# -- item size -----------------------------------------------------------------------------------
+
+
+def test_room_for_a_result_shrinks_with_what_the_item_already_holds() -> None:
+    small = make_record()
+    heavy = make_record(arguments={"blob": "x" * 250_000})
+    assert room_for_result(small) > 380_000
+    assert room_for_result(heavy) < 160_000
+    assert room_for_result(make_record(arguments={"blob": "x" * 500_000})) == 0
+
+
+def test_a_write_that_would_overflow_the_item_is_a_domain_error(
+    dynamo_store: DynamoTaskStore,
+) -> None:
+    # Given a task whose arguments already take 250 KB of its item
+    record = make_record(arguments={"blob": "x" * 250_000})
+    dynamo_store.put_new(record)
+    # When its leg would write a 200 KB result inline, Then the store says it is too large
+    with pytest.raises(TaskTooLarge):
+        dynamo_store.apply(record.task_id, *t.complete(0, now_ms(), result={"t": "y" * 200_000}))
+    # And nothing changed
+    assert dynamo_store.get(record.task_id) == record
+
+
+# -- throttling ----------------------------------------------------------------------------------
+
+
+def test_throttling_that_outlasts_the_retries_is_told_apart(
+    dynamo_store: DynamoTaskStore,
+) -> None:
+    def throttled(**_: Any) -> None:
+        raise ClientError({"Error": {"Code": "ThrottlingException", "Message": "slow"}}, "GetItem")
+
+    events = dynamo_store.client.meta.events
+    events.register("before-call.dynamodb.GetItem", throttled, unique_id="throttle-test")
+    try:
+        with pytest.raises(Throttled):
+            dynamo_store.get(new_task_id())
+    finally:
+        events.unregister("before-call.dynamodb.GetItem", unique_id="throttle-test")
+
+
+@pytest.mark.parametrize(
+    ("seconds_left", "folder"),
+    [
+        (60, "1d/"),
+        (86_400, "1d/"),
+        (86_401, "7d/"),
+        (7 * 86_400, "7d/"),
+        (20 * 86_400, "30d/"),
+        (30 * 86_400, "30d/"),
+        (31 * 86_400, "keep/"),
+        (None, "keep/"),
+    ],
+)
+def test_an_offloaded_result_is_kept_at_least_as_long_as_its_task(
+    seconds_left: int | None, folder: str
+) -> None:
+    now = 1_700_000_000.0
+    expires = None if seconds_left is None else int(now) + seconds_left
+    assert retention_folder(expires, now) == folder

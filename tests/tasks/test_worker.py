@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
-from mcp_tasks_aws.tasks.worker import settle_lost_execution
+from mcp_tasks_aws.tasks.exceptions import TaskTooLarge
+from mcp_tasks_aws.tasks.worker import MAX_RESULT_BYTES, settle_lost_execution
 from tasks.domain import ALICE, Domain, accept, side_effects
 
 
@@ -121,3 +123,64 @@ def test_a_lost_execution_leaves_an_ended_task_alone(ending: str) -> None:
     assert settle_lost_execution(domain.store, task_id, "ABORTED", domain.clock) == "unchanged"
     assert domain.record(task_id) == before
     assert settle_lost_execution(domain.store, "f" * 32, "FAILED", domain.clock) == "unchanged"
+
+
+# -- results and the room they take --------------------------------------------------------------
+
+
+def test_a_result_too_large_to_ever_read_back_completes_as_a_tool_error() -> None:
+    domain = Domain()
+    task_id = domain.create("big", {"size": MAX_RESULT_BYTES + 10})
+    domain.run_leg(task_id)
+    record = domain.record(task_id)
+    assert record.status == "completed"
+    view = domain.service.get(ALICE, task_id)
+    assert view.result is not None
+    assert view.result["isError"] is True
+    assert "a task result may be at most 4.0 MB" in view.result["content"][0]["text"]
+
+
+def test_a_result_goes_to_the_result_store_when_the_item_has_no_room_left() -> None:
+    # Given a store that says this record's item has room for 100 bytes only
+    domain = Domain()
+    domain.legs.result_room = lambda record: 100
+    task_id = domain.create("echo", {"text": "y" * 500})
+    domain.run_leg(task_id)
+    record = domain.record(task_id)
+    # Then the result was offloaded, kept at least as long as the task
+    assert record.result is None
+    assert record.result_ref == f"results/{task_id}.json"
+    assert domain.results.kept_until[record.result_ref] == record.expires_at
+    assert domain.service.get(ALICE, task_id).result == {
+        "content": [{"type": "text", "text": "y" * 500}]
+    }
+
+
+def test_a_result_the_store_refuses_as_too_large_is_offloaded_after_all() -> None:
+    domain = Domain()
+    task_id = domain.create("echo", {"text": "fits, says the estimate"})
+    refuse_once = TooLargeOnce(domain)
+    domain.run_leg(task_id)
+    assert refuse_once.refused == 1
+    record = domain.record(task_id)
+    assert (record.status, record.result, record.result_ref) == (
+        "completed",
+        None,
+        f"results/{task_id}.json",
+    )
+
+
+class TooLargeOnce:
+    """Makes the store refuse the first `complete` write as too large (DynamoDB's 400 KB)."""
+
+    def __init__(self, domain: Domain) -> None:
+        self.refused = 0
+        original = domain.store.apply
+
+        def apply(task_id: str, guard: Any, changes: Any) -> Any:
+            if changes.move == "complete" and not self.refused:
+                self.refused += 1
+                raise TaskTooLarge(task_id)
+            return original(task_id, guard, changes)
+
+        domain.store.apply = apply  # type: ignore[method-assign]

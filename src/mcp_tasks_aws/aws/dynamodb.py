@@ -28,9 +28,9 @@ import json
 import time
 from typing import TYPE_CHECKING, Any, Final
 
-from mcp_tasks_aws.aws.errors import client_error_code, client_error_item
+from mcp_tasks_aws.aws.errors import client_error_code, client_error_item, throttling_as_busy
 from mcp_tasks_aws.ports import Applied, Page
-from mcp_tasks_aws.tasks.exceptions import TaskAlreadyExists
+from mcp_tasks_aws.tasks.exceptions import TaskAlreadyExists, TaskTooLarge
 from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, TaskSummary, encode_json
 from mcp_tasks_aws.tasks.transitions import (
     AddAsked,
@@ -48,6 +48,11 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
 _CONDITION_FAILED: Final = "ConditionalCheckFailedException"
+_TOO_LARGE: Final = "ValidationException"
+ITEM_LIMIT_BYTES: Final = 400 * 1024
+"""DynamoDB's largest item (names and values)."""
+_ITEM_MARGIN_BYTES: Final = 8 * 1024
+"""Room kept for what a later write adds (status message, timestamps) and for estimate error."""
 OWNER_INDEX: Final = "OwnerIndex"
 
 # Record field -> item attribute, for the fields a move may write.
@@ -116,6 +121,16 @@ def encode(record: TaskRecord) -> dict[str, Any]:
     }
     item.update({k: _s(v) for k, v in optional.items() if v is not None})
     return item
+
+
+def room_for_result(record: TaskRecord) -> int:
+    """Bytes of result JSON the record's item can still take inline.
+
+    A conservative estimate: the item as JSON (type tags and quotes included) is larger than
+    what DynamoDB counts, so a result that fits here fits there.
+    """
+    used = len(json.dumps(encode(record), separators=(",", ":")).encode())
+    return max(0, ITEM_LIMIT_BYTES - _ITEM_MARGIN_BYTES - used)
 
 
 def _text(item: dict[str, Any], name: str) -> str | None:
@@ -282,22 +297,24 @@ class DynamoChangeFeed:
         self.table = table_name
 
     def versions(self) -> dict[str, int]:
-        response = self.client.get_item(
-            TableName=self.table, Key={"taskId": _s(self.KEY)}, ConsistentRead=True
-        )
+        with throttling_as_busy():
+            response = self.client.get_item(
+                TableName=self.table, Key={"taskId": _s(self.KEY)}, ConsistentRead=True
+            )
         item = response.get("Item") or {}
         return {kind: int(item[kind]["N"]) if kind in item else 0 for kind in ("tools", "prompts")}
 
     def bump(self, kind: str) -> None:
         if kind not in ("tools", "prompts"):
             raise ValueError(f"unknown list {kind!r}")
-        self.client.update_item(
-            TableName=self.table,
-            Key={"taskId": _s(self.KEY)},
-            UpdateExpression="ADD #kind :one",
-            ExpressionAttributeNames={"#kind": kind},
-            ExpressionAttributeValues={":one": _n(1)},
-        )
+        with throttling_as_busy():
+            self.client.update_item(
+                TableName=self.table,
+                Key={"taskId": _s(self.KEY)},
+                UpdateExpression="ADD #kind :one",
+                ExpressionAttributeNames={"#kind": kind},
+                ExpressionAttributeValues={":one": _n(1)},
+            )
 
 
 class DynamoTaskStore:
@@ -311,9 +328,10 @@ class DynamoTaskStore:
         return {"taskId": _s(task_id)}
 
     def get(self, task_id: str) -> TaskRecord | None:
-        response = self.client.get_item(
-            TableName=self.table, Key=self._key(task_id), ConsistentRead=True
-        )
+        with throttling_as_busy():
+            response = self.client.get_item(
+                TableName=self.table, Key=self._key(task_id), ConsistentRead=True
+            )
         item = response.get("Item")
         return decode(item) if item else None
 
@@ -330,7 +348,8 @@ class DynamoTaskStore:
         request: dict[str, Any] = {self.table: keys}
         items: list[dict[str, Any]] = []
         for _ in range(5):  # unprocessed keys (throttling) are retried a few times
-            response = self.client.batch_get_item(RequestItems=request)
+            with throttling_as_busy():
+                response = self.client.batch_get_item(RequestItems=request)
             items += response.get("Responses", {}).get(self.table, [])
             unprocessed = (response.get("UnprocessedKeys") or {}).get(self.table)
             if not unprocessed:
@@ -369,35 +388,45 @@ class DynamoTaskStore:
 
     def put_new(self, record: TaskRecord) -> None:
         try:
-            self.client.put_item(
-                TableName=self.table,
-                Item=encode(record),
-                # Durable creation: the id is new, or nothing is written.
-                ConditionExpression="attribute_not_exists(taskId)",
-            )
+            with throttling_as_busy():
+                self.client.put_item(
+                    TableName=self.table,
+                    Item=encode(record),
+                    # Durable creation: the id is new, or nothing is written.
+                    ConditionExpression="attribute_not_exists(taskId)",
+                )
         except Exception as exc:
-            if client_error_code(exc) != _CONDITION_FAILED:
-                raise
-            raise TaskAlreadyExists(record.task_id) from exc
+            code = client_error_code(exc)
+            if code == _CONDITION_FAILED:
+                raise TaskAlreadyExists(record.task_id) from exc
+            if code == _TOO_LARGE:
+                raise TaskTooLarge(record.task_id) from exc
+            raise
 
     def apply(self, task_id: str, guard: Guard, changes: Changes) -> Applied | None:
         expr = _Expression()
         check = condition(guard, expr)
         change = update(changes, expr)
         try:
-            response = self.client.update_item(
-                TableName=self.table,
-                Key=self._key(task_id),
-                UpdateExpression=change,
-                ConditionExpression=check,
-                ExpressionAttributeNames=expr.names,
-                ExpressionAttributeValues=expr.values,
-                ReturnValues="ALL_NEW",
-                # A refused move needs no second read to say why: the item comes back.
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
+            with throttling_as_busy():
+                response = self.client.update_item(
+                    TableName=self.table,
+                    Key=self._key(task_id),
+                    UpdateExpression=change,
+                    ConditionExpression=check,
+                    ExpressionAttributeNames=expr.names,
+                    ExpressionAttributeValues=expr.values,
+                    ReturnValues="ALL_NEW",
+                    # A refused move needs no second read to say why: the item comes back.
+                    ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                )
         except Exception as exc:
-            if client_error_code(exc) != _CONDITION_FAILED:
+            code = client_error_code(exc)
+            if code == _TOO_LARGE:
+                # The expressions are built and tested here: what DynamoDB still refuses as
+                # invalid is an item grown past its 400 KB.
+                raise TaskTooLarge(task_id) from exc
+            if code != _CONDITION_FAILED:
                 raise
             current = client_error_item(exc)
             return Applied(decode(current), changed=False) if current else None
@@ -415,7 +444,8 @@ class DynamoTaskStore:
         }
         if after is not None:
             request["ExclusiveStartKey"] = _start_key(after, owner)
-        response = self.client.query(**request)
+        with throttling_as_busy():
+            response = self.client.query(**request)
         now_ms = int(time.time() * 1000)
         tasks = [
             summary

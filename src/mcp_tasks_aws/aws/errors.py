@@ -7,7 +7,22 @@ the API function's inline path never imports botocore at all.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Final
+
+from mcp_tasks_aws.ports import Throttled
+
+THROTTLING_CODES: Final = frozenset(
+    {
+        "ThrottlingException",  # DynamoDB, Step Functions
+        "Throttling",
+        "ProvisionedThroughputExceededException",  # DynamoDB
+        "RequestLimitExceeded",  # DynamoDB account-level
+        "TooManyRequestsException",  # Lambda
+        "SlowDown",  # S3
+    }
+)
 
 
 def client_error_code(exc: BaseException) -> str | None:
@@ -23,3 +38,19 @@ def client_error_item(exc: BaseException) -> dict[str, Any] | None:
     """The item DynamoDB returned with a failed condition (ReturnValuesOnConditionCheckFailure)."""
     item = getattr(exc, "response", {}).get("Item")
     return item if isinstance(item, dict) else None
+
+
+@contextmanager
+def throttling_as_busy() -> Iterator[None]:
+    """Turn a throttling error that outlasted the SDK's retries into `ports.Throttled`.
+
+    The clients retry throttling with bounded, jittered backoff first (botocore's standard
+    mode, a few attempts within the function's time budget); what still fails is answered
+    as "busy, retry later" rather than as an internal error.
+    """
+    try:
+        yield
+    except Exception as exc:
+        if client_error_code(exc) in THROTTLING_CODES:
+            raise Throttled() from exc
+        raise

@@ -1,11 +1,38 @@
-"""The S3 result store: task results too large for the task item, one object per task."""
+"""The S3 result store: task results too large for the task item, one object per task.
+
+Objects live under a prefix that says how long the bucket keeps them, and the template gives
+each prefix a lifecycle rule of that many days (`RETENTION_DAYS`): a result is written under
+the shortest one that still outlives its task, so it is neither gone while its task is still
+readable nor kept for a month after a one-hour task. A task kept for good (no TTL, a
+deliberate local choice) writes under `results/keep/`, which no rule expires.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import math
+import time
+from typing import TYPE_CHECKING, Final
+
+from mcp_tasks_aws.aws.errors import client_error_code, throttling_as_busy
+from mcp_tasks_aws.tasks.exceptions import ResultGone
 
 if TYPE_CHECKING:
     from mypy_boto3_s3.client import S3Client
+
+RETENTION_DAYS: Final = (1, 7, 30)
+"""The lifecycle rules of the result bucket (template.yaml), in days from the object's creation."""
+_DAY_S: Final = 86_400
+
+
+def retention_folder(expires_at: int | None, now_s: float) -> str:
+    """The folder whose lifecycle outlives a task expiring at `expires_at` (epoch s)."""
+    if expires_at is None:
+        return "keep/"
+    days_left = max(1, math.ceil((expires_at - now_s) / _DAY_S))
+    for days in RETENTION_DAYS:
+        if days >= days_left:
+            return f"{days}d/"
+    return "keep/"  # longer than any rule: only when the TTL cap is lifted
 
 
 class S3ResultStore:
@@ -14,12 +41,19 @@ class S3ResultStore:
         self.bucket = bucket
         self.prefix = prefix
 
-    def put(self, task_id: str, body: bytes) -> str:
-        key = f"{self.prefix}{task_id}.json"
-        self.client.put_object(
-            Bucket=self.bucket, Key=key, Body=body, ContentType="application/json"
-        )
+    def put(self, task_id: str, body: bytes, expires_at: int | None) -> str:
+        key = f"{self.prefix}{retention_folder(expires_at, time.time())}{task_id}.json"
+        with throttling_as_busy():
+            self.client.put_object(
+                Bucket=self.bucket, Key=key, Body=body, ContentType="application/json"
+            )
         return key
 
     def get(self, ref: str) -> bytes:
-        return self.client.get_object(Bucket=self.bucket, Key=ref)["Body"].read()
+        try:
+            with throttling_as_busy():
+                return self.client.get_object(Bucket=self.bucket, Key=ref)["Body"].read()
+        except Exception as exc:
+            if client_error_code(exc) in ("NoSuchKey", "404"):
+                raise ResultGone(ref) from exc
+            raise

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from mcp_tasks_aws.aws.errors import client_error_code
+from mcp_tasks_aws.aws.errors import client_error_code, throttling_as_busy
 
 if TYPE_CHECKING:
     from mypy_boto3_stepfunctions.client import SFNClient
@@ -36,16 +36,18 @@ class StepFunctionsRunner:
     def start(self, task_id: str, wait_seconds: int) -> None:
         payload = {"taskId": task_id, "leg": {"outcome": "start", "timeoutSeconds": wait_seconds}}
         try:
-            self.client.start_execution(
-                stateMachineArn=self.state_machine_arn, name=task_id, input=json.dumps(payload)
-            )
+            with throttling_as_busy():
+                self.client.start_execution(
+                    stateMachineArn=self.state_machine_arn, name=task_id, input=json.dumps(payload)
+                )
         except Exception as exc:
             if _code(exc) != "ExecutionAlreadyExists":
                 raise
 
     def _send_success(self, task_token: str, output: dict[str, Any]) -> bool:
         try:
-            self.client.send_task_success(taskToken=task_token, output=json.dumps(output))
+            with throttling_as_busy():
+                self.client.send_task_success(taskToken=task_token, output=json.dumps(output))
         except Exception as exc:
             if _code(exc) in _STALE_TOKEN:
                 return False
@@ -60,9 +62,10 @@ class StepFunctionsRunner:
 
     def interrupt(self, task_token: str) -> bool:
         try:
-            self.client.send_task_failure(
-                taskToken=task_token, error="TaskCancelled", cause="Cancelled by the client"
-            )
+            with throttling_as_busy():
+                self.client.send_task_failure(
+                    taskToken=task_token, error="TaskCancelled", cause="Cancelled by the client"
+                )
         except Exception as exc:
             if _code(exc) in _STALE_TOKEN:
                 return False
@@ -71,11 +74,12 @@ class StepFunctionsRunner:
 
     def stop(self, task_id: str) -> None:
         try:
-            self.client.stop_execution(
-                executionArn=self.execution_arn(task_id),
-                error="TaskCancelled",
-                cause="Cancelled by the client",
-            )
+            with throttling_as_busy():
+                self.client.stop_execution(
+                    executionArn=self.execution_arn(task_id),
+                    error="TaskCancelled",
+                    cause="Cancelled by the client",
+                )
         except Exception as exc:
             if _code(exc) not in ("ExecutionDoesNotExist", "ExecutionNotRunning"):
                 raise

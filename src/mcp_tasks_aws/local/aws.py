@@ -121,7 +121,39 @@ def _serialise_moto_dynamodb() -> None:
                     return __original(*args, **kwargs)
 
             setattr(owner, name, functools.wraps(original)(locked))
+    _make_moto_updates_all_or_nothing(DynamoDBBackend)
     _dynamodb_serialised = True
+
+
+def _make_moto_updates_all_or_nothing(backend: Any) -> None:
+    """An UpdateItem that fails part way (an item grown past 400 KB) changes nothing, as on AWS.
+
+    moto applies an update expression's actions to the stored item one by one and raises when
+    one makes the item too large, keeping the actions before it.
+    """
+    import copy
+    import functools
+
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    original = backend.update_item
+
+    def update_item(self: Any, table_name: str, key: dict[str, Any], *args: Any, **kw: Any) -> Any:
+        with _DYNAMODB_LOCK:  # the snapshot and the update are one step for other threads
+            table = self.get_table(table_name)
+            hash_attr, range_attr = table.hash_key_attr, table.range_key_attr
+            hash_value = DynamoType(key[hash_attr]) if hash_attr in key else None
+            range_value = DynamoType(key[range_attr]) if range_attr and range_attr in key else None
+            item = table.get_item(hash_value, range_value) if hash_value is not None else None
+            saved = copy.deepcopy(item.attrs) if item is not None else None
+            try:
+                return original(self, table_name, key, *args, **kw)
+            except Exception:
+                if item is not None:
+                    item.attrs = saved
+                raise
+
+    backend.update_item = functools.wraps(original)(update_item)
 
 
 def _patch_moto_lambda() -> None:

@@ -79,6 +79,23 @@ class InternalError(McpError):
     http_status = 500
 
 
+class ServiceUnavailable(McpError):
+    """A backend is throttling: nothing was changed, the client should retry after a while.
+
+    Answered with HTTP 503 and `Retry-After` where the transport allows (Streamable HTTP).
+    """
+
+    code = INTERNAL_ERROR
+    http_status = 503
+
+    def __init__(self, retry_after_s: int = 1) -> None:
+        super().__init__(
+            f"The service is busy; retry after {retry_after_s} s",
+            {"retryAfterSeconds": retry_after_s},
+        )
+        self.retry_after_s = retry_after_s
+
+
 class HeaderMismatch(McpError):
     """A routing or version header disagrees with the body."""
 

@@ -25,6 +25,7 @@ from mcp_tasks_aws.protocol.errors import (
     InvalidRequest,
     McpError,
     MethodNotFound,
+    ServiceUnavailable,
     UnsupportedProtocolVersion,
     to_error_object,
 )
@@ -138,7 +139,10 @@ def _sse_stream(rid: Any, messages: Iterator[dict[str, Any]]) -> Iterator[bytes]
 
 def _error(status: int, exc: McpError, rid: Any = None) -> HttpResponse:
     error, _ = to_error_object(exc)
-    return _json_response(status, error_message(rid, error))
+    response = _json_response(status, error_message(rid, error))
+    if isinstance(exc, ServiceUnavailable):
+        response.headers["retry-after"] = str(exc.retry_after_s)
+    return response
 
 
 def _accepts(accept: str | None) -> tuple[bool, bool]:

@@ -36,6 +36,14 @@ class TaskNotStarted(TaskError):
     """The task was created but its execution could not be started; the task is failed."""
 
 
+class TaskTooLarge(TaskError):
+    """A write would make the task's record larger than the store allows."""
+
+
+class ResultGone(TaskError):
+    """An offloaded result is no longer where its reference points (it outlived its TTL)."""
+
+
 class TaskCancelled(BaseException):
     """Raised inside a running tool when its task was cancelled (cooperative cancellation).
 

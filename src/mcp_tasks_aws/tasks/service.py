@@ -30,6 +30,7 @@ from mcp_tasks_aws.ports import Applied, Page, ResultStore, Runner, TaskStore
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR, InvalidParams
 from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.exceptions import (
+    ResultGone,
     TaskAnswerInvalid,
     TaskArgumentsTooLarge,
     TaskNotFound,
@@ -43,6 +44,7 @@ logger = logging.getLogger(__name__)
 
 MAX_ARGUMENTS_BYTES: Final = 256 * 1024
 MAX_ANSWER_KEY_CHARS: Final = 128
+_FAIL_ATTEMPTS: Final = 3
 _ANSWER_ROUNDS: Final = 3
 """Guarded answer writes per update: each refusal drops keys another update answered first."""
 
@@ -80,13 +82,17 @@ class TaskService:
         *,
         results: ResultStore | None = None,
         default_ttl_ms: int | None = 24 * 3600 * 1000,
+        max_ttl_ms: int | None = 30 * 24 * 3600 * 1000,
         default_poll_interval_ms: int = 1000,
         clock: Callable[[], int] = _now_ms,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        self.sleep = sleep
         self.store = store
         self.runner = runner
         self.results = results
         self.default_ttl_ms = default_ttl_ms
+        self.max_ttl_ms = max_ttl_ms
         self.default_poll_interval_ms = default_poll_interval_ms
         self.clock = clock
 
@@ -116,7 +122,7 @@ class TaskService:
             status="working",
             created_at=now,
             updated_at=now,
-            ttl_ms=spec.ttl_ms if spec.ttl_ms is not None else self.default_ttl_ms,
+            ttl_ms=self.ttl_for(spec.ttl_ms),
             poll_interval_ms=spec.poll_interval_ms or self.default_poll_interval_ms,
             answers=dict(journal or {}),
             asked_keys=frozenset(journal or {}),
@@ -125,11 +131,40 @@ class TaskService:
         try:
             self.runner.start(record.task_id, record.wait_seconds(now))
         except Exception as exc:
-            # The record exists and a get must resolve: end it rather than leave it working.
-            error = {"code": INTERNAL_ERROR, "message": "The task could not be started"}
-            self.store.apply(record.task_id, *transitions.fail(record.leg, error, self.clock()))
+            # The record exists: end it rather than leave it working with nothing to run it.
+            self._fail_unstarted(record)
             raise TaskNotStarted() from exc
         return record
+
+    def ttl_for(self, asked_ms: int | None) -> int | None:
+        """A task's retention: what was asked (else the default), never past the server's cap."""
+        ttl = asked_ms if asked_ms is not None else self.default_ttl_ms
+        if self.max_ttl_ms is None:
+            return ttl
+        return self.max_ttl_ms if ttl is None else min(ttl, self.max_ttl_ms)
+
+    def _fail_unstarted(self, record: TaskRecord) -> None:
+        """Fail a task whose execution could not be started, trying a few times.
+
+        The start already failed (a fault or throttling), so the write that ends the task may
+        fail too; nothing else would ever end it (no execution, so no reconcile event), so it
+        is retried with a short backoff before giving up and saying so in the log.
+        """
+        error = {"code": INTERNAL_ERROR, "message": "The task could not be started"}
+        for attempt in range(_FAIL_ATTEMPTS):
+            try:
+                self.store.apply(record.task_id, *transitions.fail(record.leg, error, self.clock()))
+                return
+            except Exception:
+                if attempt + 1 == _FAIL_ATTEMPTS:
+                    logger.error(
+                        "task %s was created but neither started nor failed; it stays working "
+                        "until its TTL",
+                        record.task_id,
+                        exc_info=True,
+                    )
+                    return
+                self.sleep(0.05 * 4**attempt)
 
     # -- read ---------------------------------------------------------------------------------
 
@@ -142,7 +177,11 @@ class TaskService:
         if record.visible_status == "completed" and record.result_ref is not None:
             if self.results is None:
                 raise RuntimeError("a result was offloaded but no result store is configured")
-            result = json.loads(self.results.get(record.result_ref))
+            try:
+                result = json.loads(self.results.get(record.result_ref))
+            except ResultGone as exc:
+                # The bucket keeps a result at least as long as its task: gone means expired.
+                raise TaskNotFound(expired=True) from exc
         return TaskView(record, result)
 
     def live(self, owner: str, task_ids: list[str]) -> dict[str, TaskRecord]:

@@ -13,15 +13,18 @@ Errors: unknown, foreign and expired tasks are -32602 (foreign exactly like unkn
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Final
 
+from mcp_tasks_aws.ports import Throttled
 from mcp_tasks_aws.protocol import models as m
 from mcp_tasks_aws.protocol.errors import (
     INTERNAL_ERROR,
     InternalError,
     InvalidParams,
     MissingClientCapability,
+    ServiceUnavailable,
 )
 from mcp_tasks_aws.protocol.names import TASKS_EXTENSION, format_timestamp
 from mcp_tasks_aws.server import Call
@@ -31,6 +34,7 @@ from mcp_tasks_aws.tasks.exceptions import (
     TaskArgumentsTooLarge,
     TaskNotFound,
     TaskNotStarted,
+    TaskTooLarge,
 )
 from mcp_tasks_aws.tasks.model import TaskRecord
 from mcp_tasks_aws.tasks.service import TaskService, TaskView
@@ -86,8 +90,25 @@ def require_opt_in(call: Call) -> None:
         raise MissingClientCapability({"extensions": {TASKS_EXTENSION: {}}})
 
 
+@contextmanager
+def _busy_is_unavailable() -> Iterator[None]:
+    """A backend still throttling after the SDK's retries: 503, retry later, nothing changed."""
+    try:
+        yield
+    except Throttled as exc:
+        raise ServiceUnavailable(exc.retry_after_s) from exc
+    except TaskNotStarted as exc:
+        if isinstance(exc.__cause__, Throttled):
+            raise ServiceUnavailable(exc.__cause__.retry_after_s) from exc
+        raise
+
+
 class TasksEndpoint:
-    """Serves the Tasks extension for the MCP server (its `TaskBackend`)."""
+    """Serves the Tasks extension for the MCP server (its `TaskBackend`).
+
+    A backend still throttling after the SDK's retries is answered 503 with Retry-After on
+    every method; a task whose start was throttled is failed before that answer.
+    """
 
     def __init__(self, service: TaskService) -> None:
         self.service = service
@@ -108,25 +129,24 @@ class TasksEndpoint:
     ) -> dict[str, Any]:
         capabilities = call.capabilities.model_dump(mode="json", exclude_none=True)
         try:
-            record = self.service.create(
-                call.principal, spec, params.arguments or {}, capabilities, journal
-            )
+            with _answered_as_errors():
+                record = self.service.create(
+                    call.principal, spec, params.arguments or {}, capabilities, journal
+                )
         except TaskArgumentsTooLarge as exc:
             raise InvalidParams("Arguments are too large to run as a task") from exc
         except TaskAlreadyExists as exc:
             raise InternalError("Could not create the task") from exc
         except TaskNotStarted as exc:
             raise InternalError("The task could not be started") from exc
-        from mcp_tasks_aws.tasks.results import CreateTaskResult, to_wire
+        from mcp_tasks_aws.tasks.results import CreateTaskResult, to_wire  # first use only
 
         return to_wire(CreateTaskResult(**_fields(record)))
 
     def get(self, call: Call, params: m.TaskParams) -> dict[str, Any]:
         require_opt_in(call)
-        try:
+        with _answered_as_errors():
             view = self.service.get(call.principal, params.task_id)
-        except TaskNotFound as exc:
-            raise not_found(exc) from exc
         from mcp_tasks_aws.tasks.results import GetTaskResult, to_wire
 
         return to_wire(GetTaskResult(**detailed_fields(view)))
@@ -139,24 +159,42 @@ class TasksEndpoint:
         if len(json.dumps(responses)) > MAX_RESPONSES_BYTES:
             raise InvalidParams("Input responses are too large")
         try:
-            self.service.update(call.principal, params.task_id, responses)
-        except TaskNotFound as exc:
-            raise not_found(exc) from exc
+            with _answered_as_errors():
+                self.service.update(call.principal, params.task_id, responses)
         except TaskAnswerInvalid as exc:
             raise InvalidParams(
-                f"Input response {exc.key[:128]!r} does not answer its request: "
+                f"Input response {exc.key!r} does not answer its request: "
                 f"expected the result of {exc.method}; nothing was recorded"
             ) from exc
-        from mcp_tasks_aws.tasks.results import ACKNOWLEDGED
-
-        return dict(ACKNOWLEDGED)
+        except TaskTooLarge as exc:
+            raise InvalidParams(
+                "These input responses do not fit with the task: send smaller answers"
+            ) from exc
+        return _acknowledged()
 
     def cancel(self, call: Call, params: m.TaskParams) -> dict[str, Any]:
         require_opt_in(call)
-        try:
+        with _answered_as_errors():
             self.service.cancel(call.principal, params.task_id)
-        except TaskNotFound as exc:
-            raise not_found(exc) from exc
-        from mcp_tasks_aws.tasks.results import ACKNOWLEDGED
+        return _acknowledged()
 
-        return dict(ACKNOWLEDGED)
+
+def _acknowledged() -> dict[str, Any]:
+    from mcp_tasks_aws.tasks.results import ACKNOWLEDGED
+
+    return dict(ACKNOWLEDGED)
+
+
+@contextmanager
+def _answered_as_errors() -> Iterator[None]:
+    """The errors every method answers alike: not found (-32602) and busy (503)."""
+    try:
+        yield
+    except TaskNotFound as exc:
+        raise not_found(exc) from exc
+    except Throttled as exc:
+        raise ServiceUnavailable(exc.retry_after_s) from exc
+    except TaskNotStarted as exc:
+        if isinstance(exc.__cause__, Throttled):
+            raise ServiceUnavailable(exc.__cause__.retry_after_s) from exc
+        raise

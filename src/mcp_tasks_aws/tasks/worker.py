@@ -29,16 +29,23 @@ from mcp_tasks_aws.ports import ResultStore, Runner, TaskStore
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, to_error_object
 from mcp_tasks_aws.protocol.models import ClientCapabilities
 from mcp_tasks_aws.tasks import transitions
-from mcp_tasks_aws.tasks.exceptions import TaskCancelled
+from mcp_tasks_aws.tasks.exceptions import TaskCancelled, TaskTooLarge
 from mcp_tasks_aws.tasks.model import TaskRecord
 from mcp_tasks_aws.tools.context import InputNeeded, ToolContext
 from mcp_tasks_aws.tools.invoke import run_tool
-from mcp_tasks_aws.tools.registry import ToolSet
+from mcp_tasks_aws.tools.registry import ToolSet, text_result
 
 logger = logging.getLogger(__name__)
 
 ITEM_RESULT_BUDGET: Final = 350_000
-"""Results larger than this (bytes of JSON) go to the result store; DynamoDB items cap at 400 KB."""
+"""Results larger than this (bytes of JSON) go to the result store; DynamoDB items cap at 400 KB.
+The store may say there is less room on a given record (`result_room`): large arguments and
+answers take their share of the item."""
+
+MAX_RESULT_BYTES: Final = 4_000_000
+"""The largest result a task may return (bytes of JSON). Lambda answers at most 6 MB, and a
+`tasks/get` carries the result as JSON inside a JSON string (escaping can grow it), so a larger
+result could never be read back: the task completes with a tool error saying so instead."""
 
 LegOutcome = Literal["parked", "done"]
 Settled = Literal["failed", "unchanged"]
@@ -93,6 +100,7 @@ class LegRunner:
         clock: Callable[[], int] = _now_ms,
         report_interval_ms: int = 1000,
         result_budget: int = ITEM_RESULT_BUDGET,
+        result_room: Callable[[TaskRecord], int] | None = None,
         list_changed: Callable[[str], None] | None = None,
     ) -> None:
         self.store = store
@@ -102,6 +110,7 @@ class LegRunner:
         self.clock = clock
         self.report_interval_ms = report_interval_ms
         self.result_budget = result_budget
+        self.result_room = result_room
         self.list_changed = list_changed
 
     def run(self, task_id: str, task_token: str) -> LegOutcome:
@@ -153,11 +162,34 @@ class LegRunner:
 
     def _complete(self, record: TaskRecord, result: dict[str, Any]) -> None:
         body = json.dumps(result, separators=(",", ":")).encode()
-        if len(body) > self.result_budget and self.results is not None:
-            ref = self.results.put(record.task_id, body)
-            self._end(record, *transitions.complete(record.leg, self.clock(), result_ref=ref))
-        else:
+        if len(body) > MAX_RESULT_BYTES:
+            logger.warning("task %s: result of %d bytes refused", record.task_id, len(body))
+            result = text_result(
+                f"Tool {record.tool} returned {len(body) / 1e6:.1f} MB; a task result may be at "
+                f"most {MAX_RESULT_BYTES / 1e6:.1f} MB (return a resource link to larger data).",
+                is_error=True,
+            )
+            body = json.dumps(result, separators=(",", ":")).encode()
+        budget = self.result_budget
+        if self.result_room is not None:
+            budget = min(budget, self.result_room(record))
+        if len(body) > budget and self.results is not None:
+            self._offload(record, body)
+            return
+        try:
             self._end(record, *transitions.complete(record.leg, self.clock(), result=result))
+        except TaskTooLarge:
+            # The estimate was wrong (the item grew meanwhile): offload after all.
+            if self.results is None:
+                error = _error(INTERNAL_ERROR, "The task's result is too large to keep")
+                self._end(record, *transitions.fail(record.leg, error, self.clock()))
+                return
+            self._offload(record, body)
+
+    def _offload(self, record: TaskRecord, body: bytes) -> None:
+        assert self.results is not None
+        ref = self.results.put(record.task_id, body, record.expires_at)
+        self._end(record, *transitions.complete(record.leg, self.clock(), result_ref=ref))
 
     def _end(
         self, record: TaskRecord, guard: transitions.Guard, changes: transitions.Changes
