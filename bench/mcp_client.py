@@ -50,8 +50,12 @@ class McpHttpClient:
         self.capabilities = TASK_CAPABILITIES if capabilities is None else capabilities
         self._next_id = 0
 
-    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Send one request and return its `result` (raises McpHttpError otherwise)."""
+    def request(
+        self, method: str, params: dict[str, Any] | None = None, token: str | None = None
+    ) -> dict[str, Any]:
+        """Send one request and return its `result` (raises McpHttpError otherwise).
+
+        `token` is sent as a bearer token (the embedded stack tells callers apart by it)."""
         self._next_id += 1
         params = dict(params or {})
         body = {
@@ -72,6 +76,8 @@ class McpHttpClient:
             "MCP-Protocol-Version": PROTOCOL_VERSION,
             "Mcp-Method": method,
         }
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
         name_param = _NAME_PARAM.get(method)
         if name_param is not None and name_param in params:
             headers["Mcp-Name"] = str(params[name_param])

@@ -15,6 +15,7 @@ from types import ModuleType
 import aws_calls
 import cold_start
 import lifecycle
+import load
 import transitions
 
 SECTIONS: dict[str, ModuleType] = {
@@ -22,6 +23,7 @@ SECTIONS: dict[str, ModuleType] = {
     "aws-calls": aws_calls,
     "transitions": transitions,
     "lifecycle": lifecycle,
+    "load": load,
 }
 
 
