@@ -28,6 +28,7 @@ from listen.conftest import (
     without_result_type,
 )
 from mcp_tasks_aws.local.server import EmbeddedStack
+from tasks.conftest import wait_until
 
 # Metrics are disabled locally; Powertools warns on each empty flush.
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
@@ -71,18 +72,18 @@ def test_ordering_ack_then_snapshot_then_changes_then_the_response(
 def test_a_new_status_message_is_a_change(
     stack: EmbeddedStack, tasks: TaskClient, new_id: NewId
 ) -> None:
-    # A task that reports progress (statusMessage) while it stays working
-    task_id = tasks.create("slow_compute", {"seconds": 3, "label": "progress"})
-    tasks.wait_status(task_id, {"working"})
-    first = tasks.get(task_id).get("statusMessage")
+    # Given a task that reports progress (its statusMessage) every second while it works
+    task_id = tasks.create("slow_compute", {"seconds": 4, "label": "progress"})
+    reported = wait_until(lambda: tasks.get(task_id).get("statusMessage"), timeout=5)
+    # When a listen opens
     listened = listen(stack, {"taskIds": [task_id]}, rid=new_id())
     listened.check()
+    # Then the next report is sent although the status stays working: tasks/get shows it
     [note] = listened.notifications
-    # Notified although the status did not change: what tasks/get shows did
     assert note["params"]["status"] == "working"
     assert note["params"]["statusMessage"].startswith("progress: ")
     assert note["params"]["lastUpdatedAt"] > listened.snapshot[0]["params"]["lastUpdatedAt"]
-    assert first is not None
+    assert reported.startswith("progress: ")
     assert listened.ended_at < WINDOW_S / 4, listened.ended_at
     tasks.cancel(task_id)
 

@@ -416,7 +416,7 @@ def test_result_over_the_item_budget_goes_to_s3_and_get_inlines_it(tasks: TaskCl
     # Then the result is in S3, not on the item, and tasks/get returns it whole
     expected = {"content": [{"type": "text", "text": "Computed big-result after 0.0s."}]}
     assert final["status"] == "completed", final
-    assert final["result"] == expected
+    assert final["result"] == {"resultType": "complete", **expected}
     record = tasks.store.get(task_id)
     assert record is not None
     assert record.result is None
