@@ -20,7 +20,7 @@ from mcp_tasks_aws.aws.stepfunctions import StepFunctionsRunner
 from mcp_tasks_aws.config import Settings, load_toolset
 from mcp_tasks_aws.listen import Listener
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec
-from mcp_tasks_aws.protocol.transport import HttpTransport
+from mcp_tasks_aws.protocol.transport import HttpTransport, LegacyGate
 from mcp_tasks_aws.server import SUPPORTED_VERSIONS, McpServer
 from mcp_tasks_aws.tasks.service import TaskService
 from mcp_tasks_aws.tasks.wire import TasksEndpoint
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from mypy_boto3_s3.client import S3Client
     from mypy_boto3_stepfunctions.client import SFNClient
 
+    from mcp_tasks_aws.legacy.state import LegacySessionStore
     from mcp_tasks_aws.ports import ChangeFeed, ResultStore, Runner, TaskStore
     from mcp_tasks_aws.tasks.worker import LegRunner
 
@@ -90,6 +91,20 @@ class App:
         client = cast("S3Client", LazyClient(self.clients, "s3"))
         return S3ResultStore(client, self.settings.result_bucket)
 
+    @cached_property
+    def legacy_sessions(self) -> LegacySessionStore:
+        """Where 2025-11-25 sessions keep what changes (log level, end, calls waiting for
+        answers): the task table; without one, this process's memory (then a `DELETE` ends a
+        session only for this process)."""
+        if self.has_tasks:
+            from mcp_tasks_aws.aws.sessions import DynamoLegacySessionStore
+
+            client = cast("DynamoDBClient", LazyClient(self.clients, "dynamodb"))
+            return DynamoLegacySessionStore(client, self.settings.task_table)
+        from mcp_tasks_aws.legacy.state import InMemoryLegacySessionStore
+
+        return InMemoryLegacySessionStore()
+
     # -- use cases ----------------------------------------------------------------------------
 
     @cached_property
@@ -144,6 +159,19 @@ class App:
             list_changed=feed.bump if feed is not None else None,
         )
 
+    def legacy(self) -> LegacyGate:
+        """The 2025-11-25 side of the endpoint: registers its methods on `server`."""
+        from mcp_tasks_aws.legacy.endpoint import install_legacy
+
+        return install_legacy(
+            self.server,
+            secret=self.settings.state_secret,
+            store=self.legacy_sessions,
+            session_ttl_seconds=self.settings.session_ttl_seconds,
+            window_ms=self.settings.listen_window_ms,
+            poll_ms=self.settings.listen_poll_ms,
+        )
+
     def transport(self, on_request: Callable[[str, Any], None] | None = None) -> HttpTransport:
         return HttpTransport(
             self.server,
@@ -151,6 +179,7 @@ class App:
             max_body_bytes=self.settings.max_body_bytes,
             supported_versions=SUPPORTED_VERSIONS,
             on_request=on_request,
+            legacy=self.legacy(),
         )
 
 

@@ -18,6 +18,7 @@ The deployed functions and the embedded stack read the same variables:
 | `MCP_TASKS_POLL_INTERVAL_MS` | suggested `tasks/get` interval | 1000 |
 | `MCP_TASKS_LISTEN_WINDOW_MS` | longest `subscriptions/listen` window (< API timeout) | 20000 |
 | `MCP_TASKS_LISTEN_POLL_MS` | how often a listen window reads the store | 500 |
+| `MCP_TASKS_SESSION_TTL_S` | lifetime of a 2025-11-25 session (`Mcp-Session-Id`) | 86400 |
 
 `demo` and `conformance` are short names for modules shipped with the package.
 """
@@ -52,6 +53,7 @@ class Settings:
     poll_interval_ms: int = 1000
     listen_window_ms: int = 20_000
     listen_poll_ms: int = 500
+    session_ttl_seconds: int = 24 * 3600
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -72,6 +74,7 @@ class Settings:
             poll_interval_ms=int(env.get("MCP_TASKS_POLL_INTERVAL_MS", 1000)),
             listen_window_ms=int(env.get("MCP_TASKS_LISTEN_WINDOW_MS", 20_000)),
             listen_poll_ms=int(env.get("MCP_TASKS_LISTEN_POLL_MS", 500)),
+            session_ttl_seconds=int(env.get("MCP_TASKS_SESSION_TTL_S", 24 * 3600)),
         )
 
 

@@ -1,8 +1,12 @@
-"""The MCP server: a method table from JSON-RPC method to (params model, handler).
+"""The MCP server: one method table from (era, JSON-RPC method) to (params model, handler).
 
 `McpServer.handle` takes one decoded JSON-RPC request plus the caller's principal and returns
 the response message. It knows nothing of HTTP or AWS: the HTTP transport
 (`protocol.transport`) wraps it, and the task backend plugs in through `TaskBackend`.
+
+Both protocol eras dispatch through the same table (`methods`, keyed by `protocol.era.Era` and
+method name): the server fills the 2026-07-28 entries, and `legacy.endpoint` registers the
+2025-11-25 ones (`register`), which wrap these handlers rather than test an era inside them.
 
 Inline calls run here, including multi round-trip requests (MRTR): a tool that asks a question
 answers `input_required` with the outstanding `inputRequests` and a sealed `requestState`
@@ -20,6 +24,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ValidationError
 
 from mcp_tasks_aws.protocol import models as m
+from mcp_tasks_aws.protocol.era import Era
 from mcp_tasks_aws.protocol.errors import (
     InvalidMeta,
     InvalidParams,
@@ -46,6 +51,11 @@ class Call:
     principal: str
     meta: m.RequestMeta
     notifications: list[dict[str, Any]] = field(default_factory=list)
+    era: Era = Era.MODERN
+    session: Any = None
+    """A legacy call's session context (`legacy.questions.Resumable`); None in 2026-07-28."""
+    response_headers: dict[str, str] = field(default_factory=dict)
+    """HTTP headers the answer must carry (the `Mcp-Session-Id` an `initialize` issues)."""
 
     @property
     def capabilities(self) -> m.ClientCapabilities:
@@ -117,7 +127,7 @@ class McpServer:
         self.page_size = page_size
         self.list_ttl_ms = list_ttl_ms
         self.tasks = tasks
-        self.methods: dict[str, tuple[type[BaseModel], Handler]] = {
+        modern: dict[str, tuple[type[BaseModel], Handler]] = {
             "server/discover": (m.RequestParams, self.discover),
             "tools/list": (m.PaginatedParams, self.list_tools),
             "tools/call": (m.CallToolParams, self.call_tool),
@@ -128,14 +138,27 @@ class McpServer:
             "resources/read": (m.ReadResourceParams, self.read_resource),
         }
         if tasks is not None:
-            self.methods.update(tasks.methods())
+            modern.update(tasks.methods())
         if listener is not None:
-            self.methods["subscriptions/listen"] = (m.ListenParams, listener.open)
+            modern["subscriptions/listen"] = (m.ListenParams, listener.open)
+        self.methods: dict[tuple[Era, str], tuple[type[BaseModel], Handler]] = {
+            (Era.MODERN, name): entry for name, entry in modern.items()
+        }
 
     # -- dispatch -----------------------------------------------------------------------------
 
-    def has_method(self, method: str) -> bool:
-        return method in self.methods
+    def register(
+        self, era: Era, method: str, params_model: type[BaseModel], handler: Handler
+    ) -> None:
+        """Add (or replace) the entry that serves `method` in `era`."""
+        self.methods[(era, method)] = (params_model, handler)
+
+    def has_method(self, method: str, era: Era = Era.MODERN) -> bool:
+        return (era, method) in self.methods
+
+    def knows(self, method: str) -> bool:
+        """Whether any era serves `method` (an unknown method is -32601 before anything else)."""
+        return any((era, method) in self.methods for era in Era)
 
     def parse_meta(self, request: Request) -> m.RequestMeta:
         """Validate `params._meta`, required on every request (its version is checked later)."""
@@ -148,8 +171,8 @@ class McpServer:
             fields = sorted({str(e["loc"][0]) for e in exc.errors() if e["loc"]})
             raise InvalidMeta(f"Invalid params._meta: check {', '.join(fields)}") from exc
 
-    def lookup(self, method: str) -> tuple[type[BaseModel], Handler]:
-        entry = self.methods.get(method)
+    def lookup(self, method: str, era: Era = Era.MODERN) -> tuple[type[BaseModel], Handler]:
+        entry = self.methods.get((era, method))
         if entry is None:
             raise MethodNotFound(f"Method not found: {method}")
         return entry
@@ -168,9 +191,19 @@ class McpServer:
             return result_message(request.id, result), call.notifications
         return result, []
 
+    def serve_legacy(
+        self, request: Request, meta: m.RequestMeta, principal: str, session: Any
+    ) -> tuple[dict[str, Any] | Iterator[Any], list[Any], dict[str, str]]:
+        """`serve` for a 2025-11-25 request: (message or stream, notifications, headers)."""
+        call = Call(request, principal, meta, era=Era.LEGACY, session=session)
+        result = self.handle(call)
+        if isinstance(result, dict):
+            return result_message(request.id, result), call.notifications, call.response_headers
+        return result, [], call.response_headers
+
     def handle(self, call: Call) -> Any:
         """Run the method for `call`; return the result object (errors raise McpError)."""
-        params_model, handler = self.lookup(call.request.method)
+        params_model, handler = self.lookup(call.request.method, call.era)
         try:
             params = params_model.model_validate(call.request.params)
         except ValidationError as exc:

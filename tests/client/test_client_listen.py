@@ -36,6 +36,7 @@ from mcp_tasks_aws.client import (
     TasksExtension,
 )
 from mcp_tasks_aws.local.server import EmbeddedStack
+from mcp_tasks_aws.protocol.era import Era
 
 pytestmark = pytest.mark.anyio
 
@@ -65,11 +66,11 @@ class Recorder:
     """The listen and `tasks/get` requests the stack served, by task id."""
 
     def __init__(self, stack: EmbeddedStack) -> None:
-        self.methods: dict[str, Any] = stack.api_app.server.methods
+        self.methods: dict[Any, Any] = stack.api_app.server.methods
         self.calls: list[tuple[str, list[str]]] = []
         for method in (LISTEN, GET):
-            params_model, handler = self.methods[method]
-            self.methods[method] = (params_model, self._wrap(method, handler))
+            params_model, handler = self.methods[(Era.MODERN, method)]
+            self.methods[(Era.MODERN, method)] = (params_model, self._wrap(method, handler))
 
     def _wrap(self, method: str, handler: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
         def served(call: Any, params: Any) -> Any:

@@ -41,14 +41,14 @@ from mcp_tasks_aws.protocol.jsonrpc import (
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
             Notification("notifications/initialized", {}),
         ),
-        ({"jsonrpc": "2.0", "id": 7, "result": {}}, ClientResponse(7)),
+        ({"jsonrpc": "2.0", "id": 7, "result": {}}, ClientResponse(7, result={})),
         (
             {"jsonrpc": "2.0", "id": "r", "error": {"code": -1, "message": "no"}},
-            ClientResponse("r"),
+            ClientResponse("r", error={"code": -1, "message": "no"}),
         ),
         (
             {"jsonrpc": "2.0", "id": None, "error": {"code": -1, "message": "no"}},
-            ClientResponse(None),
+            ClientResponse(None, error={"code": -1, "message": "no"}),
         ),
     ],
     ids=[

@@ -140,3 +140,49 @@ def to_error_object(exc: BaseException) -> tuple[dict[str, Any], int]:
             error["data"] = exc.data
         return error, exc.http_status
     return {"code": INTERNAL_ERROR, "message": "Internal error"}, 500
+
+
+# -- the 2025-11-25 era's transport (sessions) ------------------------------------------------
+# A legacy session lives in the `Mcp-Session-Id` header. What is wrong with it is said with the
+# HTTP status the 2025-11-25 transport prescribes; the JSON-RPC code is -32600 throughout.
+
+
+class LegacyTransportError(InvalidRequest):
+    """A legacy request refused by the transport (its session, its response id): the HTTP
+    status says what went wrong, unlike errors from a method, which a session answers 200."""
+
+
+class SessionRequired(LegacyTransportError):
+    """A legacy request (no 2026-07-28 `_meta`) outside a session: initialize first."""
+
+    http_status = 400
+
+
+class SessionNotFound(LegacyTransportError):
+    """The session id is unknown, ended, expired, tampered with, or another caller's."""
+
+    http_status = 404
+
+
+class SessionNotAllowed(LegacyTransportError):
+    """A session id where none may be: on a 2026-07-28 request, or on `initialize`."""
+
+    http_status = 400
+
+
+class UnknownResponse(LegacyTransportError):
+    """A JSON-RPC response whose id is not one this server gave a request in this session."""
+
+    http_status = 400
+
+
+class StreamNotFound(LegacyTransportError):
+    """A `Last-Event-ID` that names no stream this session can continue."""
+
+    http_status = 404
+
+
+class SessionVersionMismatch(LegacyTransportError):
+    """`MCP-Protocol-Version` names another version than the one the session negotiated."""
+
+    http_status = 400

@@ -29,9 +29,12 @@ class Notification:
 
 @dataclass(frozen=True)
 class ClientResponse:
-    """A result or error the client sent (meaningless to a stateless server; acknowledged)."""
+    """A result or error the client sent: its answer to a server->client request (legacy
+    sessions route it by its id; a stateless request has none to answer and acknowledges it)."""
 
     id: RequestId | None
+    result: Any = None
+    error: Any = None
 
 
 Message = Request | Notification | ClientResponse
@@ -63,7 +66,7 @@ def classify(data: Any) -> Message:
     params = data.get("params", {})
     if method is None:
         if "result" in data or "error" in data:
-            return ClientResponse(request_id_of(data))
+            return ClientResponse(request_id_of(data), data.get("result"), data.get("error"))
         raise InvalidRequest("Invalid request: no method")
     if not isinstance(method, str) or not method:
         raise InvalidRequest("Invalid request: method must be a string")
@@ -92,3 +95,8 @@ def error_message(rid: RequestId | None, error: dict[str, Any]) -> dict[str, Any
 
 def notification_message(method: str, params: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "method": method, "params": params}
+
+
+def request_message(rid: RequestId, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A server->client request (legacy sessions send them on a response's SSE stream)."""
+    return {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}

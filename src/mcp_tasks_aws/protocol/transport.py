@@ -10,6 +10,12 @@ Status mapping: 200 for results and JSON-RPC errors about a valid request, 202 f
 notifications, 400 for malformed requests and -32020/-32021/-32022, 403 for a foreign Origin,
 404 for unknown methods, 405 for anything but POST, 406/415 for unusable content types, 413 for
 bodies over the limit, 500 for internal errors.
+
+Dual era: each POST is classified by `protocol.era.era_of`. A 2026-07-28 request follows the
+rules above (and must not carry `Mcp-Session-Id`); a 2025-11-25 one goes to the `LegacyGate`
+(sessions, `GET` resumption with `Last-Event-ID`, `DELETE`), whose method errors are answered
+200 inside a session, as that transport does, and whose session errors carry their status
+(400 without a session, 404 for an unknown one).
 """
 
 from __future__ import annotations
@@ -20,17 +26,21 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from mcp_tasks_aws.protocol.era import Era, era_of
 from mcp_tasks_aws.protocol.errors import (
     HeaderMismatch,
     InvalidRequest,
+    LegacyTransportError,
     McpError,
     MethodNotFound,
     ServiceUnavailable,
+    SessionNotAllowed,
     UnsupportedProtocolVersion,
     to_error_object,
 )
 from mcp_tasks_aws.protocol.jsonrpc import (
     ClientResponse,
+    Message,
     Notification,
     Request,
     classify,
@@ -43,6 +53,8 @@ logger = logging.getLogger(__name__)
 
 JSON = "application/json"
 SSE = "text/event-stream"
+SESSION_HEADER = "mcp-session-id"
+LAST_EVENT_ID = "last-event-id"
 # Methods whose Mcp-Name header must equal a param, and which param.
 _NAME_PARAM = {
     "tools/call": "name",
@@ -91,6 +103,10 @@ class RpcServer(Protocol):
         """Whether the method exists (unknown methods answer -32601 before anything else)."""
         ...
 
+    def knows(self, method: str) -> bool:
+        """Whether any protocol era serves the method (the dual-era form of `has_method`)."""
+        ...
+
     def parse_meta(self, request: Request) -> Any:
         """Validate `params._meta` (-32602 if malformed); the result has `.protocol_version`."""
         ...
@@ -106,15 +122,56 @@ class RpcServer(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class SseEvent:
+    """One SSE event with its fields: a message, an `id` to resume from, a `retry` delay.
+
+    Streams may yield these or plain messages; an event without data is a priming event
+    (SEP-1699): it tells the client where the stream is before anything else arrives.
+    """
+
+    data: dict[str, Any] | None
+    event_id: str | None = None
+    retry_ms: int | None = None
+
+
+class LegacyGate(Protocol):
+    """The 2025-11-25 side of a dual-era endpoint (implemented by `legacy.endpoint`)."""
+
+    def post(
+        self, http: HttpRequest, message: Message
+    ) -> tuple[dict[str, Any] | Iterator[Any], list[Any], dict[str, str]] | None:
+        """Serve a legacy POST: (message or stream, notifications, headers), or None when
+        there is nothing to answer (a notification or a client's response: 202).
+
+        Session problems raise `LegacyTransportError`; method errors raise `McpError`.
+        """
+        ...
+
+    def resume(self, http: HttpRequest, last_event_id: str) -> Iterator[Any]:
+        """The stream a `GET` with `Last-Event-ID` continues."""
+        ...
+
+    def end(self, http: HttpRequest) -> None:
+        """End the session `DELETE` names."""
+        ...
+
+
 def _json_response(status: int, message: dict[str, Any] | None) -> HttpResponse:
     body = b"" if message is None else json.dumps(message, separators=(",", ":")).encode()
     headers = {"content-type": JSON} if message is not None else {}
     return HttpResponse(status, headers, body)
 
 
-def _sse_event(message: dict[str, Any]) -> str:
+def _sse_event(message: dict[str, Any] | SseEvent) -> str:
+    event = message if isinstance(message, SseEvent) else SseEvent(message)
+    head = f"id: {event.event_id}\n" if event.event_id is not None else ""
+    if event.retry_ms is not None:
+        head += f"retry: {event.retry_ms}\n"
+    if event.data is None:
+        return f"{head}data: \n\n"
     # One JSON document per `data:` line: readers parse SSE line by line.
-    return f"event: message\ndata: {json.dumps(message, separators=(',', ':'))}\n\n"
+    return f"{head}event: message\ndata: {json.dumps(event.data, separators=(',', ':'))}\n\n"
 
 
 _SSE_HEADERS = {"content-type": SSE, "cache-control": "no-cache"}
@@ -125,7 +182,7 @@ def _sse_response(messages: list[dict[str, Any]]) -> HttpResponse:
     return HttpResponse(200, dict(_SSE_HEADERS), events.encode())
 
 
-def _sse_stream(rid: Any, messages: Iterator[dict[str, Any]]) -> Iterator[bytes]:
+def _sse_stream(rid: Any, messages: Iterator[Any]) -> Iterator[bytes]:
     try:
         for message in messages:
             yield _sse_event(message).encode()
@@ -168,12 +225,15 @@ class HttpTransport:
         max_body_bytes: int = 1024 * 1024,
         supported_versions: list[str],
         on_request: Callable[[str, Any], None] | None = None,
+        legacy: LegacyGate | None = None,
     ) -> None:
         self.server = server
         self.allowed_origins = allowed_origins
         self.max_body_bytes = max_body_bytes
         self.supported_versions = supported_versions
         self.on_request = on_request
+        self.legacy = legacy
+        """The 2025-11-25 side; None serves 2026-07-28 only (legacy requests then fail)."""
 
     def refuse(self, exc: McpError) -> HttpResponse:
         """The answer to a request that could not even be read (as a JSON-RPC error)."""
@@ -184,7 +244,10 @@ class HttpTransport:
         return origin is None or origin in self.allowed_origins
 
     def handle(self, http: HttpRequest) -> HttpResponse:
-        if http.method.upper() != "POST":
+        verb = http.method.upper()
+        if verb in ("GET", "DELETE") and self.legacy is not None and http.header(SESSION_HEADER):
+            return self._legacy_stream_or_end(http, verb)
+        if verb != "POST":
             refused = _error(405, InvalidRequest("Method not allowed: use POST"))
             refused.headers["allow"] = "POST"
             return refused
@@ -205,6 +268,12 @@ class HttpTransport:
             message = classify(data)
         except McpError as exc:
             return _error(exc.http_status, exc, request_id_of(data))
+        era = era_of(getattr(message, "params", None), _header_value(http, "mcp-protocol-version"))
+        in_session = http.header(SESSION_HEADER) is not None
+        # A legacy notification or response outside a session is acknowledged as before.
+        legacy = self.legacy is not None and era is Era.LEGACY
+        if legacy and (isinstance(message, Request) or in_session):
+            return self._legacy_post(http, message, json_ok, sse_ok)
         if isinstance(message, Notification | ClientResponse):
             return HttpResponse(202)
 
@@ -217,6 +286,11 @@ class HttpTransport:
             # unsupported version (-32022).
             if not self.server.has_method(message.method):
                 raise MethodNotFound(f"Method not found: {message.method}")
+            if self.legacy is not None and in_session:
+                raise SessionNotAllowed(
+                    "A 2026-07-28 request must not carry Mcp-Session-Id: sessions belong to "
+                    "the 2025-11-25 protocol"
+                )
             meta = self.server.parse_meta(message)
             version = meta.protocol_version
             self.check_headers(http, message, version)
@@ -230,17 +304,87 @@ class HttpTransport:
             error, status = to_error_object(Exception())
             return _json_response(status, error_message(message.id, error))
 
+        return self._answer(message.id, response, notifications, json_ok, sse_ok)
+
+    def _answer(
+        self,
+        rid: Any,
+        response: dict[str, Any] | Iterator[Any],
+        notifications: list[Any],
+        json_ok: bool,
+        sse_ok: bool,
+    ) -> HttpResponse:
         if not isinstance(response, dict):  # a stream of messages (subscriptions/listen)
             if not sse_ok:
                 return _error(
                     406, InvalidRequest("Not Acceptable: this method streams text/event-stream")
                 )
-            return HttpResponse(200, dict(_SSE_HEADERS), stream=_sse_stream(message.id, response))
+            return HttpResponse(200, dict(_SSE_HEADERS), stream=_sse_stream(rid, response))
         if notifications and sse_ok:
             return _sse_response([*notifications, response])
         if not json_ok:
             return _sse_response([response])
         return _json_response(200, response)
+
+    # -- the 2025-11-25 era ---------------------------------------------------------------------
+
+    def _legacy_post(
+        self, http: HttpRequest, message: Message, json_ok: bool, sse_ok: bool
+    ) -> HttpResponse:
+        assert self.legacy is not None
+        rid = message.id if isinstance(message, Request) else None
+        if isinstance(message, Request):
+            if self.on_request is not None:
+                self.on_request(message.method, message.id)
+            # -32601 wins over everything else, as in 2026-07-28 (a method no era serves).
+            if not self.server.knows(message.method):
+                return _error(404, MethodNotFound(f"Method not found: {message.method}"), rid)
+        try:
+            served = self.legacy.post(http, message)
+        except LegacyTransportError as exc:
+            return _error(exc.http_status, exc, rid)
+        except McpError as exc:
+            # Inside a session a method's error is a JSON-RPC answer (200); a client's
+            # response that cannot be taken is refused (400).
+            return _error(200 if isinstance(message, Request) else 400, exc, rid)
+        except Exception:
+            logger.exception("unhandled error serving a legacy message")
+            error, status = to_error_object(Exception())
+            return _json_response(status, error_message(rid, error))
+        if served is None:
+            return HttpResponse(202)
+        response, notifications, headers = served
+        answer = self._answer(rid, response, notifications, json_ok, sse_ok)
+        answer.headers.update(headers)
+        return answer
+
+    def _legacy_stream_or_end(self, http: HttpRequest, verb: str) -> HttpResponse:
+        """`GET` (resume a stream) and `DELETE` (end the session) inside a legacy session."""
+        assert self.legacy is not None
+        if not self.origin_allowed(http.header("origin")):
+            return _error(403, InvalidRequest("Forbidden: Origin not allowed"))
+        last_event_id = _header_value(http, LAST_EVENT_ID)
+        if verb == "GET" and not last_event_id:
+            # No standalone server stream: notifications travel on each request's stream.
+            refused = _error(405, InvalidRequest("Method not allowed: GET resumes a stream"))
+            refused.headers["allow"] = "POST, DELETE"
+            return refused
+        if verb == "GET" and not _accepts(http.header("accept"))[1]:
+            return _error(406, InvalidRequest("Not Acceptable: accept text/event-stream"))
+        try:
+            if verb == "DELETE":
+                self.legacy.end(http)
+                return HttpResponse(204)
+            assert last_event_id is not None
+            stream = self.legacy.resume(http, last_event_id)
+        except McpError as exc:
+            status = exc.http_status if isinstance(exc, LegacyTransportError) else 400
+            return _error(status, exc)
+        except Exception:
+            logger.exception("unhandled error serving a legacy %s", verb)
+            error, status = to_error_object(Exception())
+            return _json_response(status, error_message(None, error))
+        return HttpResponse(200, dict(_SSE_HEADERS), stream=_sse_stream(None, stream))
 
     def check_headers(self, http: HttpRequest, request: Request, body_version: str) -> None:
         """Routing and version headers must be present and agree with the body (-32020)."""

@@ -1,0 +1,256 @@
+"""Legacy-session state on the task table (`LegacySessionStore` on DynamoDB).
+
+Two small item kinds share the task table under keys no task id can take (task ids are 32 hex
+characters), and expire with DynamoDB's TTL on `expiresAt` like tasks do. Neither carries an
+`owner`, so an index on tasks' owner never lists them.
+
+- `!session#<sid>`: `logLevel` S, `ended` BOOL, `expiresAt` N.
+- `!call#<ref>`: `sid` S, `requestId` S (JSON), `method` S, `params` S (JSON),
+  `requestState` S, `asked` M (key -> the question, JSON), `answers` M (key -> JSON),
+  `failure` S (JSON), `round` N, `done` BOOL, `expiresAt` N.
+
+Each port primitive is one call: reads are consistent `GetItem`s, writes are conditional
+`PutItem`/`UpdateItem`s whose conditions carry the invariants of `legacy.state` (a failed
+condition is the answer, never a second read). Since TTL deletion is late, reads treat an
+expired item as absent and writes are conditioned on `expiresAt` too.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, cast
+
+from mcp_tasks_aws.aws.errors import client_error_code
+from mcp_tasks_aws.legacy.state import CallConflict, ParkedCall, SessionEnded, SessionState
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+
+_CONDITION_FAILED = "ConditionalCheckFailedException"
+_LIVE = "#exp > :now"
+_NOT_ENDED = "(attribute_not_exists(#ended) OR #ended = :false)"
+_OPEN_CALL = f"attribute_exists(taskId) AND #done = :false AND {_LIVE}"
+
+
+def _s(value: str) -> dict[str, Any]:
+    return {"S": value}
+
+
+def _n(value: int) -> dict[str, Any]:
+    return {"N": str(value)}
+
+
+def _json(value: Any) -> dict[str, Any]:
+    return _s(json.dumps(value, separators=(",", ":")))
+
+
+def _condition_failed(exc: Exception) -> bool:
+    if client_error_code(exc) == _CONDITION_FAILED:
+        return True
+    raise exc
+
+
+def session_key(sid: str) -> dict[str, Any]:
+    return {"taskId": _s(f"!session#{sid}")}
+
+
+def call_key(ref: str) -> dict[str, Any]:
+    return {"taskId": _s(f"!call#{ref}")}
+
+
+def encode_call(call: ParkedCall) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        **call_key(call.ref),
+        "sid": _s(call.sid),
+        "requestId": _json(call.request_id),
+        "method": _s(call.method),
+        "params": _json(call.params),
+        "asked": {"M": {k: _json(v) for k, v in call.asked.items()}},
+        "answers": {"M": {k: _json(v) for k, v in call.answers.items()}},
+        "round": _n(call.round),
+        "done": {"BOOL": call.done},
+        "expiresAt": _n(call.expires_at),
+    }
+    if call.request_state is not None:
+        item["requestState"] = _s(call.request_state)
+    if call.failure is not None:
+        item["failure"] = _json(call.failure)
+    return item
+
+
+def decode_call(item: dict[str, Any]) -> ParkedCall:
+    failure = item.get("failure")
+    return ParkedCall(
+        ref=item["taskId"]["S"].removeprefix("!call#"),
+        sid=item["sid"]["S"],
+        request_id=json.loads(item["requestId"]["S"]),
+        method=item["method"]["S"],
+        params=json.loads(item["params"]["S"]) if "params" in item else {},
+        request_state=item["requestState"]["S"] if "requestState" in item else None,
+        asked={k: json.loads(v["S"]) for k, v in item.get("asked", {}).get("M", {}).items()},
+        round=int(item["round"]["N"]),
+        expires_at=int(item["expiresAt"]["N"]),
+        answers={k: json.loads(v["S"]) for k, v in item.get("answers", {}).get("M", {}).items()},
+        failure=json.loads(failure["S"]) if failure else None,
+        done=bool(item.get("done", {}).get("BOOL", False)),
+    )
+
+
+class DynamoLegacySessionStore:
+    """`LegacySessionStore` on one DynamoDB table keyed by `taskId`."""
+
+    def __init__(
+        self, client: DynamoDBClient, table_name: str, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.client = client
+        self.table = table_name
+        self.clock = clock
+
+    def _now(self) -> dict[str, Any]:
+        return _n(int(self.clock()))
+
+    def state(self, sid: str) -> SessionState:
+        item = self.client.get_item(
+            TableName=self.table, Key=session_key(sid), ConsistentRead=True
+        ).get("Item")
+        if not item or int(item["expiresAt"]["N"]) <= self.clock():
+            return SessionState()
+        level = item.get("logLevel")
+        return SessionState(
+            log_level=level["S"] if level else None,
+            ended=bool(item.get("ended", {}).get("BOOL", False)),
+        )
+
+    def set_log_level(self, sid: str, level: str, expires_at: int) -> None:
+        try:
+            self.client.update_item(
+                TableName=self.table,
+                Key=session_key(sid),
+                UpdateExpression="SET logLevel = :level, #exp = :exp",
+                # An ended session stays ended: its level no longer changes.
+                ConditionExpression=_NOT_ENDED,
+                ExpressionAttributeNames={"#ended": "ended", "#exp": "expiresAt"},
+                ExpressionAttributeValues={
+                    ":level": _s(level),
+                    ":exp": _n(expires_at),
+                    ":false": {"BOOL": False},
+                },
+            )
+        except Exception as exc:
+            _condition_failed(exc)
+            raise SessionEnded(sid) from exc
+
+    def end(self, sid: str, expires_at: int) -> bool:
+        try:
+            self.client.update_item(
+                TableName=self.table,
+                Key=session_key(sid),
+                UpdateExpression="SET #ended = :true, #exp = :exp",
+                ConditionExpression=_NOT_ENDED,
+                ExpressionAttributeNames={"#ended": "ended", "#exp": "expiresAt"},
+                ExpressionAttributeValues={
+                    ":true": {"BOOL": True},
+                    ":false": {"BOOL": False},
+                    ":exp": _n(expires_at),
+                },
+            )
+        except Exception as exc:
+            _condition_failed(exc)
+            return False
+        return True
+
+    def park(self, call: ParkedCall, previous_round: int | None = None) -> None:
+        fresh = replace(call, answers={}, failure=None, done=False)
+        if previous_round is None:
+            condition = "attribute_not_exists(taskId)"
+            names: dict[str, str] = {}
+            values: dict[str, Any] = {}
+        else:
+            # Only the resume that found the call at `previous_round` moves it on.
+            condition = f"{_OPEN_CALL} AND #round = :previous"
+            names = {"#done": "done", "#exp": "expiresAt", "#round": "round"}
+            values = {
+                ":false": {"BOOL": False},
+                ":now": self._now(),
+                ":previous": _n(previous_round),
+            }
+        request: dict[str, Any] = {
+            "TableName": self.table,
+            "Item": encode_call(fresh),
+            "ConditionExpression": condition,
+        }
+        if names:
+            request["ExpressionAttributeNames"] = names
+            request["ExpressionAttributeValues"] = values
+        try:
+            self.client.put_item(**request)
+        except Exception as exc:
+            _condition_failed(exc)
+            raise CallConflict(call.ref) from exc
+
+    def parked(self, ref: str) -> ParkedCall | None:
+        item = self.client.get_item(
+            TableName=self.table, Key=call_key(ref), ConsistentRead=True
+        ).get("Item")
+        if not item or int(item["expiresAt"]["N"]) <= self.clock():
+            return None
+        return decode_call(cast("dict[str, Any]", item))
+
+    def answer(
+        self, ref: str, key: str, answer: Any = None, failure: dict[str, Any] | None = None
+    ) -> bool:
+        # First answer wins; a question never asked, or a call done, refused or expired,
+        # takes nothing.
+        condition = (
+            f"{_OPEN_CALL} AND attribute_exists(asked.#key) "
+            "AND attribute_not_exists(answers.#key) AND attribute_not_exists(failure)"
+        )
+        if failure is None:
+            update, value = "SET answers.#key = :value", _json(answer)
+        else:
+            update, value = "SET failure = :value", _json(failure)
+        try:
+            self.client.update_item(
+                TableName=self.table,
+                Key=call_key(ref),
+                UpdateExpression=update,
+                ConditionExpression=condition,
+                ExpressionAttributeNames={"#key": key, "#done": "done", "#exp": "expiresAt"},
+                ExpressionAttributeValues={
+                    ":value": value,
+                    ":false": {"BOOL": False},
+                    ":now": self._now(),
+                },
+            )
+        except Exception as exc:
+            _condition_failed(exc)
+            return False
+        return True
+
+    def finish(self, ref: str, round: int) -> bool:
+        try:
+            self.client.update_item(
+                TableName=self.table,
+                Key=call_key(ref),
+                # Arguments, questions and answers go as soon as the call has its outcome.
+                UpdateExpression=(
+                    "SET #done = :true, answers = :empty, asked = :empty "
+                    "REMOVE params, requestState, failure"
+                ),
+                ConditionExpression=f"{_OPEN_CALL} AND #round = :round",
+                ExpressionAttributeNames={"#done": "done", "#exp": "expiresAt", "#round": "round"},
+                ExpressionAttributeValues={
+                    ":true": {"BOOL": True},
+                    ":false": {"BOOL": False},
+                    ":empty": {"M": {}},
+                    ":now": self._now(),
+                    ":round": _n(round),
+                },
+            )
+        except Exception as exc:
+            _condition_failed(exc)
+            return False
+        return True

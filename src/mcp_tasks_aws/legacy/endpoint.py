@@ -1,0 +1,205 @@
+"""The 2025-11-25 side of the dual-era endpoint: sessions, answers, resumed streams.
+
+`HttpTransport` hands every legacy message here (`LegacyGate`). This module checks the
+session, gives the request the 2026-07-28 envelope its session stands for (the capabilities
+declared at `initialize`, the log level set since), and serves it through the one method
+table, at the (legacy, method) entries `legacy.methods` registers.
+
+- `initialize` needs no session and must not carry one; a `server/discover` probe without a
+  session gets the modern answer (dual-era clients probe with it). Anything else needs
+  `Mcp-Session-Id`: missing -> 400; unknown, ended, expired, tampered or another caller's ->
+  404 (the client initializes again).
+- One consistent read of the session's state per message (to see an ended session).
+- A client's JSON-RPC response is routed by its id (sealed by `StreamIds`) to the route that
+  asked: `in` (inline questions, `legacy.questions`); more routes plug into
+  `answer_routes` / `resumers` under their own names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from pydantic import ValidationError
+
+from mcp_tasks_aws.legacy.questions import (
+    INLINE_ROUTE,
+    InlineQuestions,
+    Rerun,
+    Resumable,
+    StreamIds,
+)
+from mcp_tasks_aws.legacy.state import LegacySessionStore, SessionState
+from mcp_tasks_aws.protocol import models as m
+from mcp_tasks_aws.protocol.era import LATEST_LEGACY, Era
+from mcp_tasks_aws.protocol.errors import (
+    InvalidMeta,
+    SessionNotAllowed,
+    SessionNotFound,
+    SessionRequired,
+    SessionVersionMismatch,
+    StreamNotFound,
+    UnknownResponse,
+)
+from mcp_tasks_aws.protocol.jsonrpc import ClientResponse, Message, Notification, Request
+from mcp_tasks_aws.protocol.legacy import LegacySession, SessionCodec, envelope
+from mcp_tasks_aws.protocol.sealing import Sealer, Unsealable
+from mcp_tasks_aws.protocol.transport import SESSION_HEADER, HttpRequest
+from mcp_tasks_aws.server import Call, McpServer
+
+SESSIONLESS = ("initialize", "server/discover")
+"""Legacy methods served without a session."""
+
+AnswerRoute = Callable[[LegacySession, dict[str, Any], ClientResponse], None]
+"""Takes a client's response to a request sent on a route: (session, id payload, response)."""
+Resumer = Callable[[Resumable, dict[str, Any], Rerun], Iterator[Any]]
+"""Continues a stream of a route from its event id payload (checks eagerly, then streams)."""
+
+
+class LegacyEndpoint:
+    """Serves 2025-11-25 clients beside the server's 2026-07-28 surface (`LegacyGate`)."""
+
+    def __init__(
+        self,
+        server: McpServer,
+        *,
+        codec: SessionCodec,
+        store: LegacySessionStore,
+        questions: InlineQuestions,
+    ) -> None:
+        self.server = server
+        self.codec = codec
+        self.store = store
+        self.ids: StreamIds = questions.ids
+        self.questions = questions
+        self.answer_routes: dict[str, AnswerRoute] = {INLINE_ROUTE: questions.deliver}
+        self.resumers: dict[str, Resumer] = {INLINE_ROUTE: questions.resume}
+
+    # -- LegacyGate -----------------------------------------------------------------------------
+
+    def post(
+        self, http: HttpRequest, message: Message
+    ) -> tuple[dict[str, Any] | Iterator[Any], list[Any], dict[str, str]] | None:
+        token = http.header(SESSION_HEADER)
+        if isinstance(message, Request) and message.method in SESSIONLESS and token is None:
+            return self._serve(message, None, http.principal)
+        if isinstance(message, Request) and message.method == "initialize":
+            raise SessionNotAllowed("initialize starts a session: send it without Mcp-Session-Id")
+        if token is None:
+            raise SessionRequired(
+                "Bad Request: Mcp-Session-Id is required. Send initialize first (2025-11-25), "
+                "or send params._meta with io.modelcontextprotocol/protocolVersion (2026-07-28)"
+            )
+        session, state = self.session(http)
+        if isinstance(message, Notification):
+            return None  # notifications/initialized, cancelled, roots/list_changed: noted
+        if isinstance(message, ClientResponse):
+            self.answer(session, message)
+            return None
+        return self._serve(message, Resumable(session, state.log_level), http.principal)
+
+    def resume(self, http: HttpRequest, last_event_id: str) -> Iterator[Any]:
+        session, state = self.session(http)
+        try:
+            route, payload = self.ids.open_event_id(session, last_event_id)
+        except Unsealable as exc:
+            raise StreamNotFound("Stream not found: unknown Last-Event-ID") from exc
+        resumer = self.resumers.get(route)
+        if resumer is None:
+            raise StreamNotFound("Stream not found: unknown Last-Event-ID")
+        return resumer(Resumable(session, state.log_level), payload, self._rerun(http.principal))
+
+    def end(self, http: HttpRequest) -> None:
+        session, _ = self.session(http)
+        if not self.store.end(session.sid, session.expires_at):
+            raise SessionNotFound("Session not found: it has already ended")
+
+    # -- sessions -------------------------------------------------------------------------------
+
+    def session(self, http: HttpRequest) -> tuple[LegacySession, SessionState]:
+        """The live session the request names, for its caller (404 otherwise)."""
+        token = http.header(SESSION_HEADER) or ""
+        session = self.codec.open(token, http.principal)
+        state = self.store.state(session.sid)
+        if state.ended:
+            raise SessionNotFound("Session not found: it has ended; initialize a new session")
+        version = http.header("mcp-protocol-version")
+        if version is not None and version.strip() != session.version:
+            raise SessionVersionMismatch(
+                f"MCP-Protocol-Version {version.strip()[:32]!r} is not the session's "
+                f"negotiated version {session.version}"
+            )
+        return session, state
+
+    def answer(self, session: LegacySession, response: ClientResponse) -> None:
+        """Route a client's response to the request it answers (nothing changes if none)."""
+        try:
+            route, payload = self.ids.open_request_id(session, response.id)
+        except Unsealable as exc:
+            raise UnknownResponse(
+                "Unknown response: its id matches no request this session was sent"
+            ) from exc
+        deliver = self.answer_routes.get(route)
+        if deliver is None:
+            raise UnknownResponse("Unknown response: its id matches no request in progress")
+        deliver(session, payload, response)
+
+    # -- serving --------------------------------------------------------------------------------
+
+    def _serve(
+        self, request: Request, resumable: Resumable | None, principal: str
+    ) -> tuple[dict[str, Any] | Iterator[Any], list[Any], dict[str, str]]:
+        # Multi round-trip fields are the server's to set in this era (see legacy.questions).
+        params = {
+            k: v for k, v in request.params.items() if k not in ("inputResponses", "requestState")
+        }
+        served = Request(request.id, request.method, self._with_envelope(params, resumable))
+        meta = _meta_model(served.params["_meta"])
+        return self.server.serve_legacy(served, meta, principal, resumable)
+
+    def _with_envelope(self, params: dict[str, Any], resumable: Resumable | None) -> dict[str, Any]:
+        session = resumable.session if resumable is not None else None
+        level = resumable.log_level if resumable is not None else None
+        meta = envelope(session, params.get("_meta"), log_level=level, version=LATEST_LEGACY)
+        return {**params, "_meta": meta}
+
+    def _rerun(self, principal: str) -> Rerun:
+        def rerun(resumable: Resumable, request: Request) -> tuple[Any, list[dict[str, Any]]]:
+            params = self._with_envelope(request.params, resumable)
+            call = Call(
+                Request(request.id, request.method, params),
+                principal,
+                _meta_model(params["_meta"]),
+                era=Era.LEGACY,
+                session=resumable,
+            )
+            return self.server.handle(call), call.notifications
+
+        return rerun
+
+
+def _meta_model(meta: dict[str, Any]) -> m.RequestMeta:
+    try:
+        return m.RequestMeta.model_validate(meta)
+    except ValidationError as exc:
+        fields = sorted({str(e["loc"][0]) for e in exc.errors() if e["loc"]})
+        raise InvalidMeta(f"Invalid params._meta: check {', '.join(fields)}") from exc
+
+
+def install_legacy(
+    server: McpServer,
+    *,
+    secret: bytes,
+    store: LegacySessionStore,
+    session_ttl_seconds: int = 24 * 3600,
+    window_ms: int = 20_000,
+    poll_ms: int = 500,
+) -> LegacyEndpoint:
+    """Register the legacy era's methods on `server`; return the endpoint that serves them."""
+    from mcp_tasks_aws.legacy.methods import LegacyMethods
+
+    sealer = Sealer(secret, "legacy-sessions")
+    questions = InlineQuestions(store, StreamIds(sealer), window_ms=window_ms, poll_ms=poll_ms)
+    codec = SessionCodec(sealer, ttl_seconds=session_ttl_seconds)
+    LegacyMethods(server, codec=codec, store=store, questions=questions).install()
+    return LegacyEndpoint(server, codec=codec, store=store, questions=questions)

@@ -1,0 +1,191 @@
+"""The (legacy, method) entries of the method table: what 2025-11-25 clients can call.
+
+Methods both eras share are the server's own handlers, registered for the legacy era with a
+wrapper that shapes their results for 2025-11-25 (`protocol.legacy.legacy_result`). Only the
+differences live here:
+
+- the lifecycle: `initialize` (version negotiation, the sealed session), `ping`,
+  `logging/setLevel`, `resources/subscribe` / `unsubscribe`;
+- `server/discover` keeps its modern answer: a dual-era client probes with it;
+- `tools/list` adds each tool's `execution.taskSupport`, from its task policy;
+- `tools/call` and `prompts/get` carry their questions as server->client requests
+  (`legacy.questions`) instead of `input_required`;
+- a tool that runs only as a task answers -32601 to a call without a task, as 2025-11-25 says.
+
+Legacy task methods (`params.task`, `tasks/*`) register here the same way, from the task side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, cast
+
+from mcp_tasks_aws.legacy.questions import InlineQuestions, Resumable
+from mcp_tasks_aws.legacy.state import LegacySessionStore, SessionEnded
+from mcp_tasks_aws.protocol import models as m
+from mcp_tasks_aws.protocol.era import Era, negotiate
+from mcp_tasks_aws.protocol.errors import InvalidParams, MethodNotFound, SessionNotFound
+from mcp_tasks_aws.protocol.legacy import (
+    InitializeParams,
+    SessionCodec,
+    SetLevelParams,
+    SubscribeParams,
+    legacy_capabilities,
+    legacy_result,
+    session_capabilities,
+)
+from mcp_tasks_aws.protocol.transport import SESSION_HEADER
+from mcp_tasks_aws.server import Call, Handler, McpServer
+from mcp_tasks_aws.tools.registry import TaskPolicy
+
+SHAPED = (
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "completion/complete",
+)
+"""Shared methods whose legacy answer is the modern one without its 2026-07-28 fields."""
+TASK_SUPPORT = {
+    TaskPolicy.INLINE: "forbidden",
+    TaskPolicy.OPTIONAL: "optional",
+    TaskPolicy.REQUIRED: "required",
+}
+
+
+def task_support(policy: TaskPolicy, legacy_tasks: bool) -> str:
+    """A tool's `execution.taskSupport`: its policy, as far as legacy tasks are served.
+
+    Without legacy tasks, an optional tool always runs inline for a 2025-11-25 client, so it
+    says `forbidden`; a task-only tool stays `required` (it cannot be called inline at all).
+    """
+    if policy is TaskPolicy.OPTIONAL and not legacy_tasks:
+        return "forbidden"
+    return TASK_SUPPORT[policy]
+
+
+class LegacyMethods:
+    """Registers and serves the legacy era's entries of one server's method table."""
+
+    def __init__(
+        self,
+        server: McpServer,
+        *,
+        codec: SessionCodec,
+        store: LegacySessionStore,
+        questions: InlineQuestions,
+    ) -> None:
+        self.server = server
+        self.codec = codec
+        self.store = store
+        self.questions = questions
+
+    def install(self) -> None:
+        server, legacy = self.server, Era.LEGACY
+        server.register(legacy, "initialize", InitializeParams, self.initialize)
+        server.register(legacy, "ping", m.RequestParams, self.ping)
+        server.register(legacy, "logging/setLevel", SetLevelParams, self.set_level)
+        server.register(legacy, "server/discover", *server.lookup("server/discover"))
+        if server.toolset.resources:
+            server.register(legacy, "resources/subscribe", SubscribeParams, self.subscribe)
+            server.register(legacy, "resources/unsubscribe", SubscribeParams, self.subscribe)
+        model, handler = server.lookup("tools/list")
+        server.register(legacy, "tools/list", model, self._listing_tools(handler))
+        for method in SHAPED:
+            if server.has_method(method):
+                model, handler = server.lookup(method)
+                server.register(legacy, method, model, _shaped(handler))
+        model, handler = server.lookup("tools/call")
+        server.register(legacy, "tools/call", model, self._asking(self._task_only(handler)))
+        model, handler = server.lookup("prompts/get")
+        server.register(legacy, "prompts/get", model, self._asking(handler))
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def initialize(self, call: Call, params: InitializeParams) -> dict[str, Any]:
+        version = negotiate(params.protocol_version)
+        declared = session_capabilities(params.capabilities)
+        token, _ = self.codec.issue(version, declared, call.principal)
+        call.response_headers[SESSION_HEADER] = token
+        discovered = self.server.discover(call, cast("m.RequestParams", None))
+        capabilities = legacy_capabilities(discovered["capabilities"])
+        if "resources" in capabilities:
+            capabilities["resources"]["subscribe"] = True
+        toolset = self.server.toolset
+        return {
+            "protocolVersion": version,
+            "capabilities": capabilities,
+            "serverInfo": {"name": toolset.name, "version": toolset.version},
+        }
+
+    def ping(self, call: Call, params: m.RequestParams) -> dict[str, Any]:
+        return {}
+
+    def set_level(self, call: Call, params: SetLevelParams) -> dict[str, Any]:
+        session = _resumable(call).session
+        try:
+            self.store.set_log_level(session.sid, params.level, session.expires_at)
+        except SessionEnded as exc:
+            raise SessionNotFound("Session not found: it has ended") from exc
+        return {}
+
+    def subscribe(self, call: Call, params: SubscribeParams) -> dict[str, Any]:
+        """Accepted for a known resource. Resources here have no change signal, so no
+        `notifications/resources/updated` is ever due: nothing needs remembering."""
+        if params.uri not in self.server.toolset.resources:
+            raise InvalidParams(f"Unknown resource: {params.uri}")
+        return {}
+
+    # -- shared methods, legacy shapes ----------------------------------------------------------
+
+    def _listing_tools(self, handler: Handler) -> Handler:
+        def list_tools(call: Call, params: Any) -> dict[str, Any]:
+            result = legacy_result(handler(call, params))
+            tools = self.server.toolset.tools
+            legacy_tasks = self.server.has_method("tasks/get", Era.LEGACY)
+            for tool in result["tools"]:
+                policy = tools[tool["name"]].task
+                tool["execution"] = {"taskSupport": task_support(policy, legacy_tasks)}
+            return result
+
+        return list_tools
+
+    def _task_only(self, handler: Handler) -> Handler:
+        """Refuses a call to a task-only tool: 2025-11-25 says -32601 (legacy tasks, which
+        would take `params.task`, register their own `tools/call` entry around this one)."""
+
+        def call_tool(call: Call, params: m.CallToolParams) -> Any:
+            spec = self.server.toolset.tools.get(params.name)
+            if spec is not None and spec.task is TaskPolicy.REQUIRED:
+                raise MethodNotFound(
+                    f"Tool {spec.name} runs only as a task (execution.taskSupport: required), "
+                    "and this server takes no task-augmented calls from 2025-11-25 clients"
+                )
+            return handler(call, params)
+
+        return call_tool
+
+    def _asking(self, handler: Handler) -> Handler:
+        """Carries a call's questions as server->client requests (see legacy.questions)."""
+
+        def serve(call: Call, params: Any) -> Any:
+            result = handler(call, params)
+            return self.questions.outcome(
+                _resumable(call), call.request, result, call.notifications
+            )
+
+        return serve
+
+
+def _shaped(handler: Handler) -> Callable[[Call, Any], Any]:
+    def serve(call: Call, params: Any) -> Any:
+        result = handler(call, params)
+        return legacy_result(result) if isinstance(result, dict) else result
+
+    return serve
+
+
+def _resumable(call: Call) -> Resumable:
+    if not isinstance(call.session, Resumable):  # the endpoint serves only sessionless methods
+        raise SessionNotFound("Session not found: initialize first")  # without one
+    return call.session

@@ -1,0 +1,272 @@
+"""Inline questions for legacy clients: multi round-trip rounds carried as server->client
+requests on SSE, answered by separate POSTs, resumed with `GET` + `Last-Event-ID`.
+
+A tool asks the same way in both eras (`await ctx.elicit(...)`); the server's inline path
+answers `input_required` with the questions and a sealed `requestState`. For a 2026-07-28
+client that result goes on the wire as is. For a legacy session, this module turns it into
+what 2025-11-25 expects, without holding any connection or memory between requests:
+
+1. *park*: the round (the call's params, its `requestState`, the questions' keys) is stored as
+   a parked call (`legacy.state`); the POST's SSE response is a priming event, whose `id`
+   seals where the stream is, with a `retry`, then one `elicitation/create` /
+   `sampling/createMessage` / `roots/list` request per question, and ends there: behind API
+   Gateway a function cannot hold a stream open while the client thinks;
+2. *answer*: each JSON-RPC id the server chose seals (session, call, key): the client's
+   response, POSTed on its own, maps back to its question with no lookup, is checked against
+   the session (so against the caller) and against the question's shape, and is recorded
+   (first answer wins);
+3. *resume*: the client reconnects with `GET` and `Last-Event-ID`; the function holding that
+   `GET` waits (a bounded window) until every question is answered, then runs the call again
+   with the answers as `inputResponses` and the round's `requestState`: the same multi
+   round-trip path as a modern retry. The result (or the next round's questions) goes on the
+   resumed stream; a window that ends first closes with the priming event alone, and the
+   client reconnects again.
+
+The JSON-RPC ids and event ids carry a *route* name; this module serves route `in` (inline
+calls). Another route (the legacy `tasks/result` stream) plugs into `LegacyEndpoint` with its
+own route name and reuses `StreamIds` for its ids.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from mcp_tasks_aws.legacy.state import CallConflict, LegacySessionStore, ParkedCall
+from mcp_tasks_aws.protocol.errors import McpError, StreamNotFound, UnknownResponse, to_error_object
+from mcp_tasks_aws.protocol.jsonrpc import (
+    ClientResponse,
+    Request,
+    error_message,
+    request_message,
+    result_message,
+)
+from mcp_tasks_aws.protocol.legacy import LegacySession, client_meta_of, legacy_result
+from mcp_tasks_aws.protocol.sealing import Sealer, Unsealable
+from mcp_tasks_aws.protocol.transport import SseEvent
+from mcp_tasks_aws.tools.context import ELICIT, LIST_ROOTS, SAMPLE, validate_answer
+
+INLINE_ROUTE = "in"
+ANSWERABLE = (ELICIT, SAMPLE, LIST_ROOTS)
+_REQUEST_KIND = "q1"
+_EVENT_KIND = "e1"
+_PARK_SECONDS = 3600
+"""How long a parked call waits for answers (its `requestState` expires after an hour too)."""
+_MAX_FAILURE_CHARS = 512
+
+
+@dataclass(frozen=True)
+class StreamIds:
+    """Seals and opens the ids a legacy session's streams use: JSON-RPC ids of server->client
+    requests, and SSE event ids. Both name a route and are bound to one session."""
+
+    sealer: Sealer
+
+    def request_id(self, session: LegacySession, route: str, payload: dict[str, Any]) -> str:
+        data = {"s": session.sid, "r": route, **payload}
+        return self.sealer.seal(_REQUEST_KIND, data, expires_at=session.expires_at)
+
+    def event_id(self, session: LegacySession, route: str, payload: dict[str, Any]) -> str:
+        data = {"s": session.sid, "r": route, **payload}
+        return self.sealer.seal(_EVENT_KIND, data, expires_at=session.expires_at)
+
+    def _open(self, kind: str, session: LegacySession, token: Any) -> tuple[str, dict[str, Any]]:
+        payload = self.sealer.open(kind, token) if isinstance(token, str) else None
+        # A token sealed for another session (so possibly another caller) maps to nothing.
+        if payload is None or payload.pop("s", None) != session.sid:
+            raise Unsealable()
+        payload.pop("exp", None)
+        route = payload.pop("r", None)
+        if not isinstance(route, str):
+            raise Unsealable()
+        return route, payload
+
+    def open_request_id(self, session: LegacySession, rid: Any) -> tuple[str, dict[str, Any]]:
+        return self._open(_REQUEST_KIND, session, rid)
+
+    def open_event_id(self, session: LegacySession, event_id: str) -> tuple[str, dict[str, Any]]:
+        return self._open(_EVENT_KIND, session, event_id)
+
+
+@dataclass(frozen=True)
+class Resumable:
+    """A legacy call being served: the session, and the parked call it resumes (if any)."""
+
+    session: LegacySession
+    log_level: str | None = None
+    parked: ParkedCall | None = None
+
+
+Rerun = Callable[[Resumable, Request], tuple[Any, list[dict[str, Any]]]]
+"""Serve a request again inside the session: (result dict or stream, notifications)."""
+
+
+class InlineQuestions:
+    """Parks inline calls that asked something, records answers, resumes them (route `in`)."""
+
+    def __init__(
+        self,
+        store: LegacySessionStore,
+        ids: StreamIds,
+        *,
+        retry_ms: int = 250,
+        window_ms: int = 20_000,
+        poll_ms: int = 500,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.store = store
+        self.ids = ids
+        self.retry_ms = retry_ms
+        self.window_ms = window_ms
+        self.poll_ms = poll_ms
+        self.clock = clock
+        self.sleep = sleep
+
+    # -- park -----------------------------------------------------------------------------------
+
+    def outcome(
+        self, resumable: Resumable, request: Request, result: Any, notifications: list[Any]
+    ) -> Any:
+        """A tools/call or prompts/get result for a legacy client: shaped as 2025-11-25, or,
+        if it asks the client something, the stream that parks the call and asks."""
+        if not isinstance(result, dict) or result.get("resultType") != "input_required":
+            return legacy_result(result) if isinstance(result, dict) else result
+        return iter(self.park(resumable, request, result, notifications))
+
+    def park(
+        self,
+        resumable: Resumable,
+        request: Request,
+        result: dict[str, Any],
+        notifications: list[Any],
+    ) -> list[Any]:
+        session, previous = resumable.session, resumable.parked
+        questions: dict[str, dict[str, Any]] = result.get("inputRequests") or {}
+        now = int(time.time())
+        call = ParkedCall(
+            ref=previous.ref if previous is not None else secrets.token_urlsafe(16),
+            sid=session.sid,
+            request_id=request.id,
+            method=request.method,
+            params=_client_params(request.params),
+            request_state=result.get("requestState"),
+            asked=dict(questions),
+            round=previous.round + 1 if previous is not None else 0,
+            expires_at=min(session.expires_at, now + _PARK_SECONDS),
+        )
+        # Durable before any question is sent: an answer must always find its call.
+        self.store.park(call, previous.round if previous is not None else None)
+        return [self.priming(session, call), *notifications, *self._questions(session, call)]
+
+    def _questions(self, session: LegacySession, call: ParkedCall) -> list[SseEvent]:
+        """The round's outstanding questions as server->client requests."""
+        events = []
+        for key in sorted(call.outstanding, key=list(call.asked).index):
+            question = call.asked[key]
+            method = str(question.get("method"))
+            rid = self.ids.request_id(session, INLINE_ROUTE, {"c": call.ref, "k": key, "m": method})
+            events.append(SseEvent(request_message(rid, method, question.get("params") or {})))
+        return events
+
+    def priming(self, session: LegacySession, call: ParkedCall) -> SseEvent:
+        """The event that says where the stream is (and how soon to come back)."""
+        event_id = self.ids.event_id(session, INLINE_ROUTE, {"c": call.ref, "n": call.round})
+        return SseEvent(None, event_id=event_id, retry_ms=self.retry_ms)
+
+    # -- answer ---------------------------------------------------------------------------------
+
+    def deliver(
+        self, session: LegacySession, payload: dict[str, Any], response: ClientResponse
+    ) -> None:
+        """Record the client's answer to the question `payload` names."""
+        ref, key, method = payload.get("c"), payload.get("k"), payload.get("m")
+        if not (isinstance(ref, str) and isinstance(key, str) and method in ANSWERABLE):
+            raise UnknownResponse("Unknown response id")
+        if response.error is not None:
+            self.store.answer(ref, key, failure=_client_failure(method, response.error))
+            return
+        # The answer must fit what was asked (-32602 otherwise, and nothing is recorded).
+        validate_answer(method, response.result)
+        # A duplicate, or an answer to a call that has moved on, changes nothing.
+        self.store.answer(ref, key, answer=response.result)
+
+    # -- resume ---------------------------------------------------------------------------------
+
+    def resume(self, resumable: Resumable, payload: dict[str, Any], rerun: Rerun) -> Iterator[Any]:
+        """The resumed stream of the call `payload` names (checked now: 404 if it is gone)."""
+        ref, round_ = payload.get("c"), payload.get("n")
+        call = self.store.parked(ref) if isinstance(ref, str) else None
+        if call is None or call.done or call.sid != resumable.session.sid:
+            raise StreamNotFound("Stream not found: the call it belongs to has ended")
+        if call.round != round_:
+            # The client missed the events of the round the call is at (a resumed stream was
+            # lost on the way): send that round's open questions again.
+            session = resumable.session
+            return iter([self.priming(session, call), *self._questions(session, call)])
+        return self._resumed(resumable, call, rerun)
+
+    def _resumed(self, resumable: Resumable, call: ParkedCall, rerun: Rerun) -> Iterator[Any]:
+        session = resumable.session
+        yield self.priming(session, call)
+        deadline = self.clock() + self.window_ms / 1000
+        current: ParkedCall | None = call
+        while current is not None and not current.ready:
+            remaining = deadline - self.clock()
+            if remaining <= 0:
+                return  # the client comes back after `retry` with the same event id
+            self.sleep(min(self.poll_ms / 1000, remaining))
+            current = self.store.parked(call.ref)
+        if current is None or current.done:
+            return
+        request_id = current.request_id
+        if current.failure is not None:
+            if self.store.finish(current.ref, current.round):
+                yield error_message(request_id, current.failure)
+            return
+        params = {
+            **current.params,
+            "inputResponses": current.answers,
+            **({"requestState": current.request_state} if current.request_state else {}),
+        }
+        again = Request(request_id, current.method, params)
+        try:
+            result, notifications = rerun(replace(resumable, parked=current), again)
+        except McpError as exc:
+            if self.store.finish(current.ref, current.round):
+                error, _ = to_error_object(exc)
+                yield error_message(request_id, error)
+            return
+        except CallConflict:
+            return  # another resume moved the call on: its stream carries the rest
+        if isinstance(result, dict):
+            # Only the resume that ends the call answers it (a duplicate GET answers nothing).
+            if self.store.finish(current.ref, current.round):
+                yield from notifications
+                yield result_message(request_id, result)
+            return
+        yield from result  # the next round: parked already, its priming event and questions
+
+
+def _client_params(params: dict[str, Any]) -> dict[str, Any]:
+    """What a resume sends again: the client's params, without the round's answers and the
+    session's envelope (the resume serves it with the session as it is then)."""
+    kept = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+    kept["_meta"] = client_meta_of(params.get("_meta"))
+    return kept
+
+
+def _client_failure(method: str, error: Any) -> dict[str, Any]:
+    """The JSON-RPC error the call fails with when the client refused one of its questions."""
+    code = error.get("code") if isinstance(error, dict) else None
+    detail = error.get("message") if isinstance(error, dict) else None
+    message = f"The client answered {method} with an error"
+    if isinstance(detail, str) and detail:
+        message += f": {detail[:_MAX_FAILURE_CHARS]}"
+    failure: dict[str, Any] = {"code": -32603, "message": message}
+    if isinstance(code, int) and not isinstance(code, bool):
+        failure["data"] = {"clientErrorCode": code}
+    return failure

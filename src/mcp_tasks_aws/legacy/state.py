@@ -1,0 +1,195 @@
+"""What a legacy session stores server-side, and the port it is stored through.
+
+A session itself is a sealed token (`protocol.legacy`); only what changes after `initialize`
+is stored, in small items that expire with the session:
+
+- the session's *state*: its log level (`logging/setLevel`) and whether it has ended
+  (`DELETE`); read once per legacy request;
+- a *parked call*: an inline `tools/call` or `prompts/get` waiting for the client's answers to
+  server->client requests (elicitation, sampling, roots). The answers arrive in separate POSTs
+  (any function instance) and the call resumes on a later `GET` with `Last-Event-ID`.
+
+`LegacySessionStore` is the port; `aws.sessions.DynamoLegacySessionStore` fills it on the task
+table, `InMemoryLegacySessionStore` (below) is its twin for tests and for a server without a
+table (then a session ends only in the process that saw its `DELETE`).
+
+Invariants (both implementations):
+- an ended session never comes back; its log level can no longer change;
+- the first answer to a question wins; answers to a question not outstanding change nothing;
+- a parked call moves from round r to r+1 only once (two resumes cannot both re-park it), and
+  ends once (`finish`), after which its arguments, questions and answers are gone;
+- items whose `expires_at` (epoch seconds) has passed read as absent.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from mcp_tasks_aws.protocol.jsonrpc import RequestId
+
+
+class SessionEnded(Exception):
+    """The session was ended (`DELETE`): it accepts nothing more."""
+
+
+class CallConflict(Exception):
+    """The parked call is not at the round the write expected (another resume moved it)."""
+
+
+@dataclass(frozen=True)
+class SessionState:
+    log_level: str | None = None
+    ended: bool = False
+
+
+@dataclass(frozen=True)
+class ParkedCall:
+    """An inline call waiting for the client's answers to this round's questions."""
+
+    ref: str
+    sid: str
+    request_id: RequestId
+    method: str
+    """`tools/call` or `prompts/get`."""
+    params: dict[str, Any]
+    """The request's params as the client sent them (name, arguments, its `_meta`)."""
+    request_state: str | None
+    """The sealed multi round-trip state of the answers before this round."""
+    asked: dict[str, dict[str, Any]]
+    """This round's questions: input key -> `{method, params}` (as `inputRequests` has them)."""
+    round: int
+    expires_at: int
+    answers: dict[str, Any] = field(default_factory=dict)
+    failure: dict[str, Any] | None = None
+    """A JSON-RPC error the client answered a question with: the call fails with it."""
+    done: bool = False
+
+    @property
+    def outstanding(self) -> set[str]:
+        return set(self.asked) - set(self.answers)
+
+    @property
+    def ready(self) -> bool:
+        """Whether the call can resume: every question answered, or one refused."""
+        return not self.done and (self.failure is not None or not self.outstanding)
+
+
+class LegacySessionStore(Protocol):
+    """Durable legacy-session state; every read is strongly consistent."""
+
+    def state(self, sid: str) -> SessionState:
+        """The session's state (the default state if nothing was ever stored)."""
+        ...
+
+    def set_log_level(self, sid: str, level: str, expires_at: int) -> None:
+        """Record the session's log level; SessionEnded if it has ended."""
+        ...
+
+    def end(self, sid: str, expires_at: int) -> bool:
+        """End the session for good; False if it had already ended."""
+        ...
+
+    def park(self, call: ParkedCall, previous_round: int | None = None) -> None:
+        """Store a call's round: a new call (`previous_round` None) or the next round of one
+        still at `previous_round`, its answers cleared; CallConflict otherwise."""
+        ...
+
+    def parked(self, ref: str) -> ParkedCall | None:
+        """The parked call, or None if unknown or expired."""
+        ...
+
+    def answer(
+        self, ref: str, key: str, answer: Any = None, failure: dict[str, Any] | None = None
+    ) -> bool:
+        """Record the answer (or the client's error) to an outstanding question of a call not
+        done and not refused; False (nothing written) if there is no such question, it is
+        answered, or another question was answered with an error."""
+        ...
+
+    def finish(self, ref: str, round: int) -> bool:
+        """Mark the call done at `round` and drop its payloads; False if it was not there."""
+        ...
+
+
+class InMemoryLegacySessionStore:
+    """`LegacySessionStore` in a dict, honouring the same contract (tests, no-table servers)."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._states: dict[str, tuple[SessionState, int]] = {}
+        self._calls: dict[str, ParkedCall] = {}
+
+    def _live_state(self, sid: str) -> SessionState:
+        entry = self._states.get(sid)
+        if entry is None or entry[1] <= self._clock():
+            return SessionState()
+        return entry[0]
+
+    def state(self, sid: str) -> SessionState:
+        with self._lock:
+            return self._live_state(sid)
+
+    def set_log_level(self, sid: str, level: str, expires_at: int) -> None:
+        with self._lock:
+            current = self._live_state(sid)
+            if current.ended:
+                raise SessionEnded(sid)
+            self._states[sid] = (replace(current, log_level=level), expires_at)
+
+    def end(self, sid: str, expires_at: int) -> bool:
+        with self._lock:
+            current = self._live_state(sid)
+            if current.ended:
+                return False
+            self._states[sid] = (replace(current, ended=True), expires_at)
+            return True
+
+    def _live_call(self, ref: str) -> ParkedCall | None:
+        call = self._calls.get(ref)
+        if call is None or call.expires_at <= self._clock():
+            return None
+        return call
+
+    def park(self, call: ParkedCall, previous_round: int | None = None) -> None:
+        with self._lock:
+            current = self._live_call(call.ref)
+            if previous_round is None:
+                if current is not None:
+                    raise CallConflict(call.ref)
+            elif current is None or current.done or current.round != previous_round:
+                raise CallConflict(call.ref)
+            self._calls[call.ref] = replace(call, answers={}, failure=None, done=False)
+
+    def parked(self, ref: str) -> ParkedCall | None:
+        with self._lock:
+            return self._live_call(ref)
+
+    def answer(
+        self, ref: str, key: str, answer: Any = None, failure: dict[str, Any] | None = None
+    ) -> bool:
+        with self._lock:
+            call = self._live_call(ref)
+            if call is None or call.done or call.failure is not None:
+                return False
+            if key not in call.outstanding:
+                return False
+            if failure is not None:
+                self._calls[ref] = replace(call, failure=call.failure or failure)
+            else:
+                self._calls[ref] = replace(call, answers={**call.answers, key: answer})
+            return True
+
+    def finish(self, ref: str, round: int) -> bool:
+        with self._lock:
+            call = self._live_call(ref)
+            if call is None or call.done or call.round != round:
+                return False
+            self._calls[ref] = replace(
+                call, params={}, request_state=None, asked={}, answers={}, failure=None, done=True
+            )
+            return True
