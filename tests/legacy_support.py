@@ -149,7 +149,8 @@ class LegacyClient:
 def priming_id(response: HttpResponse) -> str:
     """The id of a stream's priming event (the first event, data-less, with an id)."""
     first = sse_events(response)[0]
-    assert "data" not in first and "id" in first, first
+    assert "data" not in first, first
+    assert "id" in first, first
     return str(first["id"])
 
 

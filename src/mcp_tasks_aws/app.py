@@ -166,7 +166,7 @@ class App:
         return install_legacy(
             self.server,
             secret=self.settings.state_secret,
-            store=self.legacy_sessions,
+            sessions=self.legacy_sessions,
             session_ttl_seconds=self.settings.session_ttl_seconds,
             window_ms=self.settings.listen_window_ms,
             poll_ms=self.settings.listen_poll_ms,

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from legacy_support import LegacyClient, legacy_transport
+from mcp_support import running_stack
 from mcp_tasks_aws.local.server import EmbeddedStack
 from mcp_tasks_aws.protocol.transport import HttpTransport
-from mcp_support import running_stack
 
 
 @pytest.fixture

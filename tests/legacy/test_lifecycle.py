@@ -52,7 +52,8 @@ def test_initialize_declares_the_servers_capabilities_and_identity(legacy: Legac
     result = client.initialize()
     assert result["serverInfo"] == {"name": "mcp-tasks-aws-conformance", "version": "0.1.0"}
     capabilities = result["capabilities"]
-    assert capabilities["tools"] == {} and capabilities["logging"] == {}
+    assert capabilities["tools"] == {}
+    assert capabilities["logging"] == {}
     assert capabilities["resources"] == {"subscribe": True}
     # 2026-07-28 only: extensions (the Tasks extension) are not offered to a legacy session.
     assert "extensions" not in capabilities
@@ -63,8 +64,10 @@ def test_the_session_id_is_visible_ascii_and_differs_per_session(transport: Http
     first, second = LegacyClient(transport), LegacyClient(transport)
     first.initialize()
     second.initialize()
-    assert first.session_id and second.session_id
-    assert visible_ascii(first.session_id) and first.session_id != second.session_id
+    assert first.session_id
+    assert second.session_id
+    assert visible_ascii(first.session_id)
+    assert first.session_id != second.session_id
 
 
 def test_initialize_inside_a_session_is_refused(legacy: LegacyClient) -> None:
@@ -95,7 +98,8 @@ def test_initialize_with_oversized_capabilities_is_refused(transport: HttpTransp
 
 def test_initialized_notification_is_202(legacy: LegacyClient) -> None:
     response = legacy.notify("notifications/initialized")
-    assert response.status == 202 and response.body == b""
+    assert response.status == 202
+    assert response.body == b""
 
 
 def test_ping_answers_an_empty_result(legacy: LegacyClient) -> None:
@@ -232,7 +236,8 @@ def test_a_session_expires(transport: HttpTransport) -> None:
 def test_a_legacy_request_without_its_session_is_400(transport: HttpTransport) -> None:
     response = McpClient(transport).send({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
     text = assert_error(response, 400, -32600)
-    assert "Mcp-Session-Id" in text and "initialize" in text
+    assert "Mcp-Session-Id" in text
+    assert "initialize" in text
 
 
 def test_a_modern_request_carrying_a_session_id_is_400(legacy: LegacyClient) -> None:
@@ -297,7 +302,8 @@ def test_get_without_last_event_id_is_405_and_without_session_stays_405_post(
     assert response.status == 405
     assert response.headers["allow"] == "POST, DELETE"
     bare = legacy.http.send(b"", http_method="GET")
-    assert bare.status == 405 and bare.headers["allow"] == "POST"
+    assert bare.status == 405
+    assert bare.headers["allow"] == "POST"
 
 
 def test_a_foreign_origin_is_refused_on_get_and_delete(legacy: LegacyClient) -> None:

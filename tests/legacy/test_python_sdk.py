@@ -82,7 +82,8 @@ async def test_legacy_mode_connects_lists_and_calls(stack_url: str) -> None:
         async with Client(stack_url, mode="legacy", **answers.options()) as client:
             assert client.protocol_version == "2025-11-25"
             names = [tool.name for tool in (await client.list_tools()).tools]
-            assert "test_simple_text" in names and "test_elicitation" in names
+            assert "test_simple_text" in names
+            assert "test_elicitation" in names
             simple = await client.call_tool("test_simple_text", {})
             assert text_of(simple) == "This is a simple text response for testing."
             await client.send_ping()
@@ -128,7 +129,8 @@ async def test_legacy_mode_prompts_resources_and_logs(stack_url: str) -> None:
             await client.call_tool("test_tool_with_logging", {})
     assert prompts == ["test_input_required_result_prompt"]
     first = prompt.messages[0].content
-    assert isinstance(first, TextContent) and first.text == "Use this context: docs"
+    assert isinstance(first, TextContent)
+    assert first.text == "Use this context: docs"
     assert "conformance://readme" in uris
     assert "fixtures" in getattr(readme.contents[0], "text", "")
     assert answers.logs == [

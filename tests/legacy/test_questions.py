@@ -40,7 +40,9 @@ def final(response: HttpResponse) -> dict[str, Any]:
 def test_a_question_goes_out_on_the_stream_after_a_priming_event(legacy: LegacyClient) -> None:
     response = ask(legacy, "test_input_required_result_elicitation")
     events = sse_events(response)
-    assert "data" not in events[0] and events[0]["id"] and events[0]["retry"] > 0
+    assert "data" not in events[0]
+    assert events[0]["id"]
+    assert events[0]["retry"] > 0
     [question] = questions(response)
     assert question["method"] == "elicitation/create"
     assert question["params"]["message"] == "What is your name?"
@@ -54,7 +56,8 @@ def test_the_answer_then_a_resume_completes_the_call(legacy: LegacyClient) -> No
     [question] = questions(response)
     assert legacy.answer(question["id"], NAME).status == 202
     resumed = legacy.resume(priming_id(response))
-    assert resumed.status == 200 and resumed.headers["content-type"] == "text/event-stream"
+    assert resumed.status == 200
+    assert resumed.headers["content-type"] == "text/event-stream"
     done = final(resumed)
     assert done["id"] == legacy._next_id  # the original tools/call's id
     assert done["result"] == {"content": [{"type": "text", "text": "Hello, Alice!"}]}
@@ -90,7 +93,8 @@ def test_sampling_and_roots_questions_are_answered_the_same_way(legacy: LegacyCl
     for question in asked:
         assert legacy.answer(question["id"], answers[question["method"]]).status == 202
     done = final(legacy.resume(priming_id(response)))
-    assert "result" in done and not done["result"].get("isError")
+    assert "result" in done
+    assert not done["result"].get("isError")
 
 
 def test_a_call_over_several_rounds_resumes_round_by_round(legacy: LegacyClient) -> None:
@@ -129,7 +133,8 @@ def test_a_finished_stream_cannot_be_resumed_again(legacy: LegacyClient) -> None
     legacy.answer(question["id"], NAME)
     assert "result" in final(legacy.resume(priming_id(response)))
     again = legacy.resume(priming_id(response))
-    assert again.status == 404 and again.json["error"]["code"] == -32600
+    assert again.status == 404
+    assert again.json["error"]["code"] == -32600
 
 
 def test_a_lost_round_is_asked_again_on_resume(legacy: LegacyClient) -> None:
@@ -175,7 +180,8 @@ def test_an_answer_of_the_wrong_shape_is_refused_and_not_recorded(legacy: Legacy
     response = ask(legacy, "test_input_required_result_elicitation")
     [question] = questions(response)
     refused = legacy.answer(question["id"], {"role": "assistant"})
-    assert refused.status == 400 and refused.json["error"]["code"] == -32602
+    assert refused.status == 400
+    assert refused.json["error"]["code"] == -32602
     assert len(sse_events(legacy.resume(priming_id(response)))) == 1
     legacy.answer(question["id"], NAME)
     assert "result" in final(legacy.resume(priming_id(response)))

@@ -64,12 +64,12 @@ class LegacyEndpoint:
         server: McpServer,
         *,
         codec: SessionCodec,
-        store: LegacySessionStore,
+        sessions: LegacySessionStore,
         questions: InlineQuestions,
     ) -> None:
         self.server = server
         self.codec = codec
-        self.store = store
+        self.sessions = sessions
         self.ids: StreamIds = questions.ids
         self.questions = questions
         self.answer_routes: dict[str, AnswerRoute] = {INLINE_ROUTE: questions.deliver}
@@ -111,7 +111,7 @@ class LegacyEndpoint:
 
     def end(self, http: HttpRequest) -> None:
         session, _ = self.session(http)
-        if not self.store.end(session.sid, session.expires_at):
+        if not self.sessions.end(session.sid, session.expires_at):
             raise SessionNotFound("Session not found: it has already ended")
 
     # -- sessions -------------------------------------------------------------------------------
@@ -120,7 +120,7 @@ class LegacyEndpoint:
         """The live session the request names, for its caller (404 otherwise)."""
         token = http.header(SESSION_HEADER) or ""
         session = self.codec.open(token, http.principal)
-        state = self.store.state(session.sid)
+        state = self.sessions.state(session.sid)
         if state.ended:
             raise SessionNotFound("Session not found: it has ended; initialize a new session")
         version = http.header("mcp-protocol-version")
@@ -190,7 +190,7 @@ def install_legacy(
     server: McpServer,
     *,
     secret: bytes,
-    store: LegacySessionStore,
+    sessions: LegacySessionStore,
     session_ttl_seconds: int = 24 * 3600,
     window_ms: int = 20_000,
     poll_ms: int = 500,
@@ -199,7 +199,7 @@ def install_legacy(
     from mcp_tasks_aws.legacy.methods import LegacyMethods
 
     sealer = Sealer(secret, "legacy-sessions")
-    questions = InlineQuestions(store, StreamIds(sealer), window_ms=window_ms, poll_ms=poll_ms)
+    questions = InlineQuestions(sessions, StreamIds(sealer), window_ms=window_ms, poll_ms=poll_ms)
     codec = SessionCodec(sealer, ttl_seconds=session_ttl_seconds)
-    LegacyMethods(server, codec=codec, store=store, questions=questions).install()
-    return LegacyEndpoint(server, codec=codec, store=store, questions=questions)
+    LegacyMethods(server, codec=codec, sessions=sessions, questions=questions).install()
+    return LegacyEndpoint(server, codec=codec, sessions=sessions, questions=questions)

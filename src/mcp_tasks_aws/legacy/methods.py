@@ -72,12 +72,12 @@ class LegacyMethods:
         server: McpServer,
         *,
         codec: SessionCodec,
-        store: LegacySessionStore,
+        sessions: LegacySessionStore,
         questions: InlineQuestions,
     ) -> None:
         self.server = server
         self.codec = codec
-        self.store = store
+        self.sessions = sessions
         self.questions = questions
 
     def install(self) -> None:
@@ -124,7 +124,7 @@ class LegacyMethods:
     def set_level(self, call: Call, params: SetLevelParams) -> dict[str, Any]:
         session = _resumable(call).session
         try:
-            self.store.set_log_level(session.sid, params.level, session.expires_at)
+            self.sessions.set_log_level(session.sid, params.level, session.expires_at)
         except SessionEnded as exc:
             raise SessionNotFound("Session not found: it has ended") from exc
         return {}

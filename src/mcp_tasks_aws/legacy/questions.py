@@ -109,7 +109,7 @@ class InlineQuestions:
 
     def __init__(
         self,
-        store: LegacySessionStore,
+        sessions: LegacySessionStore,
         ids: StreamIds,
         *,
         retry_ms: int = 250,
@@ -118,7 +118,7 @@ class InlineQuestions:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self.store = store
+        self.sessions = sessions
         self.ids = ids
         self.retry_ms = retry_ms
         self.window_ms = window_ms
@@ -159,7 +159,7 @@ class InlineQuestions:
             expires_at=min(session.expires_at, now + _PARK_SECONDS),
         )
         # Durable before any question is sent: an answer must always find its call.
-        self.store.park(call, previous.round if previous is not None else None)
+        self.sessions.park(call, previous.round if previous is not None else None)
         return [self.priming(session, call), *notifications, *self._questions(session, call)]
 
     def _questions(self, session: LegacySession, call: ParkedCall) -> list[SseEvent]:
@@ -187,19 +187,19 @@ class InlineQuestions:
         if not (isinstance(ref, str) and isinstance(key, str) and method in ANSWERABLE):
             raise UnknownResponse("Unknown response id")
         if response.error is not None:
-            self.store.answer(ref, key, failure=_client_failure(method, response.error))
+            self.sessions.answer(ref, key, failure=_client_failure(method, response.error))
             return
         # The answer must fit what was asked (-32602 otherwise, and nothing is recorded).
         validate_answer(method, response.result)
         # A duplicate, or an answer to a call that has moved on, changes nothing.
-        self.store.answer(ref, key, answer=response.result)
+        self.sessions.answer(ref, key, answer=response.result)
 
     # -- resume ---------------------------------------------------------------------------------
 
     def resume(self, resumable: Resumable, payload: dict[str, Any], rerun: Rerun) -> Iterator[Any]:
         """The resumed stream of the call `payload` names (checked now: 404 if it is gone)."""
         ref, round_ = payload.get("c"), payload.get("n")
-        call = self.store.parked(ref) if isinstance(ref, str) else None
+        call = self.sessions.parked(ref) if isinstance(ref, str) else None
         if call is None or call.done or call.sid != resumable.session.sid:
             raise StreamNotFound("Stream not found: the call it belongs to has ended")
         if call.round != round_:
@@ -219,12 +219,12 @@ class InlineQuestions:
             if remaining <= 0:
                 return  # the client comes back after `retry` with the same event id
             self.sleep(min(self.poll_ms / 1000, remaining))
-            current = self.store.parked(call.ref)
+            current = self.sessions.parked(call.ref)
         if current is None or current.done:
             return
         request_id = current.request_id
         if current.failure is not None:
-            if self.store.finish(current.ref, current.round):
+            if self.sessions.finish(current.ref, current.round):
                 yield error_message(request_id, current.failure)
             return
         params = {
@@ -236,7 +236,7 @@ class InlineQuestions:
         try:
             result, notifications = rerun(replace(resumable, parked=current), again)
         except McpError as exc:
-            if self.store.finish(current.ref, current.round):
+            if self.sessions.finish(current.ref, current.round):
                 error, _ = to_error_object(exc)
                 yield error_message(request_id, error)
             return
@@ -244,7 +244,7 @@ class InlineQuestions:
             return  # another resume moved the call on: its stream carries the rest
         if isinstance(result, dict):
             # Only the resume that ends the call answers it (a duplicate GET answers nothing).
-            if self.store.finish(current.ref, current.round):
+            if self.sessions.finish(current.ref, current.round):
                 yield from notifications
                 yield result_message(request_id, result)
             return
