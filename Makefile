@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test unit lint conformance bench build clean
+.PHONY: install run test unit lint conformance interop bench build clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +20,8 @@ install: $(STAMP)
 run: $(STAMP)
 	HOST=$(HOST) PORT=$(PORT) $(PY) -m mcp_tasks_aws.local.server
 
-## Everything CI runs: lint, unit and contract tests, the conformance suite.
-test: lint unit conformance
+## Everything CI runs: lint, unit and contract tests, the conformance suite, official clients.
+test: lint unit conformance interop
 
 unit: $(STAMP)
 	$(PY) scripts/pytest_strict.py
@@ -33,6 +33,10 @@ lint: $(STAMP)
 
 conformance: $(STAMP)
 	$(PY) scripts/conformance.py
+
+## The official TypeScript SDK 1.x client and the MCP Inspector CLI against the embedded stack.
+interop: $(STAMP)
+	$(PY) scripts/interop.py
 
 bench: $(STAMP)
 	$(PY) bench/run.py
