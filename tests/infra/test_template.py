@@ -896,6 +896,7 @@ def test_scoped_resources_belong_to_this_stack(default_stack: Stack) -> None:
 ADAPTERS = {
     "DynamoTaskStore": ("aws/dynamodb.py", "dynamodb"),
     "DynamoChangeFeed": ("aws/dynamodb.py", "dynamodb"),
+    "DynamoLegacySessionStore": ("aws/sessions.py", "dynamodb"),
     "StepFunctionsRunner": ("aws/stepfunctions.py", "stepfunctions"),
     "S3ResultStore": ("aws/s3.py", "s3"),
 }
@@ -908,6 +909,7 @@ PORTS = {
     "change_feed": "DynamoChangeFeed",
     "runner": "StepFunctionsRunner",
     "results": "S3ResultStore",
+    "sessions": "DynamoLegacySessionStore",
 }
 # What each function runs: its handler, a name the handler must use to reach the code below
 # (so a rewired handler fails here rather than passing silently), and the scopes (module,
@@ -921,6 +923,9 @@ ENTRY_POINTS = {
             ("tasks/service.py", "TaskService"),
             ("app.py", "App.server"),
             ("tasks/watch.py", "Watch"),
+            ("legacy/endpoint.py", "LegacyEndpoint"),
+            ("legacy/methods.py", "LegacyMethods"),
+            ("legacy/questions.py", "InlineQuestions"),
         ],
     ),
     "WorkerFunction": (
