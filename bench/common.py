@@ -83,6 +83,22 @@ def mcp_event(
     return build_event(method="POST", path="/mcp", headers=headers, body=json.dumps(body).encode())
 
 
+def legacy_initialize() -> dict[str, Any]:
+    """The payload-v2 event of a 2025-11-25 client's `initialize`."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "bench", "version": "1"},
+        },
+    }
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    return build_event(method="POST", path="/mcp", headers=headers, body=json.dumps(body).encode())
+
+
 def lambda_context_fields() -> dict[str, Any]:
     """The attributes of a Lambda context, as plain data a child process can rebuild."""
     return asdict(LocalLambdaContext())

@@ -4,12 +4,13 @@ The three Lambda handlers, the embedded stack and the tests all build their part
 from a `Settings` value (never by reading `os.environ` themselves), so what runs locally is what
 runs deployed. Parts are made on first use: an API function serving `server/discover` never
 builds a task store, and no AWS client exists until a task operation needs one (see
-`aws.clients`).
+`aws.clients`); the 2025-11-25 side of the endpoint is built on the first legacy message.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -19,8 +20,9 @@ from mcp_tasks_aws.aws.s3 import S3ResultStore
 from mcp_tasks_aws.aws.stepfunctions import StepFunctionsRunner
 from mcp_tasks_aws.config import Settings, load_toolset
 from mcp_tasks_aws.listen import Listener
+from mcp_tasks_aws.protocol.jsonrpc import Message
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec
-from mcp_tasks_aws.protocol.transport import HttpTransport, LegacyGate
+from mcp_tasks_aws.protocol.transport import HttpRequest, HttpTransport, LegacyGate
 from mcp_tasks_aws.server import SUPPORTED_VERSIONS, McpServer
 from mcp_tasks_aws.tasks.service import TaskService
 from mcp_tasks_aws.tasks.wire import TasksEndpoint
@@ -179,8 +181,39 @@ class App:
             max_body_bytes=self.settings.max_body_bytes,
             supported_versions=SUPPORTED_VERSIONS,
             on_request=on_request,
-            legacy=self.legacy(),
+            legacy=LazyLegacyGate(self.legacy),
         )
+
+
+class LazyLegacyGate:
+    """The legacy side, built (and its methods registered) on the first legacy message: a
+    function serving only 2026-07-28 clients never imports it (cold start)."""
+
+    def __init__(self, build: Callable[[], LegacyGate]) -> None:
+        self._build = build
+        self._gate: LegacyGate | None = None
+        self._lock = threading.Lock()
+
+    def _get(self) -> LegacyGate:
+        if self._gate is None:
+            with self._lock:
+                if self._gate is None:
+                    self._gate = self._build()
+        return self._gate
+
+    def knows(self, method: str) -> bool:
+        return self._get().knows(method)
+
+    def post(
+        self, http: HttpRequest, message: Message
+    ) -> tuple[dict[str, Any] | Iterator[Any], list[Any], dict[str, str]] | None:
+        return self._get().post(http, message)
+
+    def resume(self, http: HttpRequest, last_event_id: str) -> Iterator[Any]:
+        return self._get().resume(http, last_event_id)
+
+    def end(self, http: HttpRequest) -> None:
+        self._get().end(http)
 
 
 H = TypeVar("H")

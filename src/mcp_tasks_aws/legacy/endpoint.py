@@ -77,6 +77,9 @@ class LegacyEndpoint:
 
     # -- LegacyGate -----------------------------------------------------------------------------
 
+    def knows(self, method: str) -> bool:
+        return self.server.knows(method)
+
     def post(
         self, http: HttpRequest, message: Message
     ) -> tuple[dict[str, Any] | Iterator[Any], list[Any], dict[str, str]] | None:

@@ -103,10 +103,6 @@ class RpcServer(Protocol):
         """Whether the method exists (unknown methods answer -32601 before anything else)."""
         ...
 
-    def knows(self, method: str) -> bool:
-        """Whether any protocol era serves the method (the dual-era form of `has_method`)."""
-        ...
-
     def parse_meta(self, request: Request) -> Any:
         """Validate `params._meta` (-32602 if malformed); the result has `.protocol_version`."""
         ...
@@ -137,6 +133,10 @@ class SseEvent:
 
 class LegacyGate(Protocol):
     """The 2025-11-25 side of a dual-era endpoint (implemented by `legacy.endpoint`)."""
+
+    def knows(self, method: str) -> bool:
+        """Whether any protocol era serves the method (-32601 wins over everything else)."""
+        ...
 
     def post(
         self, http: HttpRequest, message: Message
@@ -337,7 +337,7 @@ class HttpTransport:
             if self.on_request is not None:
                 self.on_request(message.method, message.id)
             # -32601 wins over everything else, as in 2026-07-28 (a method no era serves).
-            if not self.server.knows(message.method):
+            if not self.legacy.knows(message.method):
                 return _error(404, MethodNotFound(f"Method not found: {message.method}"), rid)
         try:
             served = self.legacy.post(http, message)
