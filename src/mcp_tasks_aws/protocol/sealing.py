@@ -5,9 +5,10 @@ ids of server->client requests, SSE event ids): each is sealed here, so any func
 can open it without a lookup, and nobody can forge or alter one.
 
 Invariants:
-- integrity: a truncated HMAC-SHA256 (128 bits) over the kind and the payload, with a key
-  derived from the deployment's state secret for this use only (a token sealed here never
-  opens as a `requestState`, nor the other way round);
+- integrity: a truncated HMAC-SHA256 (128 bits) over the kind and the payload, accepted in
+  its one canonical encoding only, under a key derived from the deployment's state secret for
+  this use alone (a token sealed here never opens as a `requestState`, nor the other way
+  round);
 - a token opens only as the kind it was sealed as (a request id is never accepted as a
   session), and only before its expiry;
 - payloads are signed, not encrypted: they hold what the client already knows or ids of its
@@ -81,13 +82,14 @@ class Sealer:
         if len(parts) != 3 or parts[0] != kind:
             raise Unsealable()
         _, body, mac = parts
+        # The MAC is compared in its one canonical spelling: another encoding of the same
+        # bytes (different padding bits) would make the token malleable.
+        if not hmac.compare_digest(mac.encode(), _b64(self._mac(kind, body)).encode()):
+            raise Unsealable()
         try:
-            given = _unb64(mac)
             payload = json.loads(_unb64(body))
         except (ValueError, binascii.Error) as exc:
             raise Unsealable() from exc
-        if not hmac.compare_digest(given, self._mac(kind, body)):
-            raise Unsealable()
         if not isinstance(payload, dict):
             raise Unsealable()
         expires = payload.get("exp")
