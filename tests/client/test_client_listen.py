@@ -104,8 +104,9 @@ def recorder(stack: EmbeddedStack, paced: PacedWorker) -> Recorder:
 
 
 @pytest.fixture
-def server_methods(stack: EmbeddedStack, recorder: Recorder) -> dict[str, Any]:
-    """The method table, for a test to change through `monkeypatch` (restored after it)."""
+def server_methods(stack: EmbeddedStack, recorder: Recorder) -> dict[Any, Any]:
+    """The method table (keyed by era and method), for a test to change through `monkeypatch`
+    (restored after it)."""
     return recorder.methods
 
 
@@ -233,10 +234,10 @@ async def test_poll_mode_on_one_wait_never_listens(
 async def test_a_server_without_listen_is_polled_and_remembered(
     stack: EmbeddedStack,
     recorder: Recorder,
-    server_methods: dict[str, Any],
+    server_methods: dict[Any, Any],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.delitem(server_methods, LISTEN)  # the server answers -32601
+    monkeypatch.delitem(server_methods, (Era.MODERN, LISTEN))  # the server answers -32601
     created: list[str] = []
     extension = TasksExtension(
         policy=FAST, on_task_created=lambda task, _tool: created.append(task.task_id)
@@ -258,10 +259,10 @@ async def test_a_server_without_listen_is_polled_and_remembered(
 async def test_a_window_that_fails_falls_back_to_polling(
     stack: EmbeddedStack,
     recorder: Recorder,
-    server_methods: dict[str, Any],
+    server_methods: dict[Any, Any],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    params_model, listen = server_methods[LISTEN]
+    params_model, listen = server_methods[(Era.MODERN, LISTEN)]
 
     def broken(call: Any, params: Any) -> Iterator[dict[str, Any]]:
         stream = listen(call, params)
@@ -272,7 +273,7 @@ async def test_a_window_that_fails_falls_back_to_polling(
 
         return messages()
 
-    monkeypatch.setitem(server_methods, LISTEN, (params_model, broken))
+    monkeypatch.setitem(server_methods, (Era.MODERN, LISTEN), (params_model, broken))
     created: list[str] = []
     extension = TasksExtension(
         policy=FAST, on_task_created=lambda task, _tool: created.append(task.task_id)
