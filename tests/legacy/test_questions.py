@@ -18,6 +18,7 @@ from legacy_support import (
     questions,
     sse_events,
 )
+from mcp_tasks_aws.protocol.era import Era
 from mcp_tasks_aws.protocol.transport import HttpResponse, HttpTransport
 
 NAME = {"action": "accept", "content": {"name": "Alice"}}
@@ -228,3 +229,25 @@ def test_a_question_needs_a_client_that_accepts_event_streams(
     params = {"name": "test_input_required_result_elicitation", "arguments": {}}
     response = legacy.request("tools/call", params, accept=accept)
     assert response.status == 406
+
+
+def test_a_fault_while_resuming_ends_the_call_with_an_internal_error(
+    legacy: LegacyClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = legacy.http.transport.server.methods
+    params_model, call_tool = table[(Era.LEGACY, "tools/call")]
+
+    def faulty(call: Any, params: Any) -> Any:
+        if params.input_responses:  # the resume, not the first round
+            raise RuntimeError("a bug in the server")
+        return call_tool(call, params)
+
+    monkeypatch.setitem(table, (Era.LEGACY, "tools/call"), (params_model, faulty))
+    response = ask(legacy, "test_input_required_result_elicitation")
+    [question] = questions(response)
+    legacy.answer(question["id"], NAME)
+    done = final(legacy.resume(priming_id(response)))
+    assert done["id"] == legacy._next_id
+    assert done["error"] == {"code": -32603, "message": "Internal error"}
+    # The call ended: reconnecting does not run it into the same fault again.
+    assert legacy.resume(priming_id(response)).status == 404

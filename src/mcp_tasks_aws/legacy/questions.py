@@ -29,6 +29,7 @@ own route name and reuses `StreamIds` for its ids.
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -36,7 +37,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from mcp_tasks_aws.legacy.state import CallConflict, LegacySessionStore, ParkedCall
-from mcp_tasks_aws.protocol.errors import McpError, StreamNotFound, UnknownResponse, to_error_object
+from mcp_tasks_aws.protocol.errors import (
+    INTERNAL_ERROR,
+    InternalError,
+    McpError,
+    StreamNotFound,
+    UnknownResponse,
+    to_error_object,
+)
 from mcp_tasks_aws.protocol.jsonrpc import (
     ClientResponse,
     Request,
@@ -48,6 +56,8 @@ from mcp_tasks_aws.protocol.legacy import LegacySession, client_meta_of, legacy_
 from mcp_tasks_aws.protocol.sealing import Sealer, Unsealable
 from mcp_tasks_aws.protocol.transport import SseEvent
 from mcp_tasks_aws.tools.context import ELICIT, LIST_ROOTS, SAMPLE, validate_answer
+
+logger = logging.getLogger(__name__)
 
 INLINE_ROUTE = "in"
 ANSWERABLE = (ELICIT, SAMPLE, LIST_ROOTS)
@@ -242,6 +252,13 @@ class InlineQuestions:
             return
         except CallConflict:
             return  # another resume moved the call on: its stream carries the rest
+        except Exception:
+            # Ended here, or every reconnect would run it into the same fault again.
+            logger.exception("resuming a legacy %s failed", current.method)
+            if self.sessions.finish(current.ref, current.round):
+                error, _ = to_error_object(InternalError("Internal error"))
+                yield error_message(request_id, error)
+            return
         if isinstance(result, dict):
             # Only the resume that ends the call answers it (a duplicate GET answers nothing).
             if self.sessions.finish(current.ref, current.round):
@@ -266,7 +283,7 @@ def _client_failure(method: str, error: Any) -> dict[str, Any]:
     message = f"The client answered {method} with an error"
     if isinstance(detail, str) and detail:
         message += f": {detail[:_MAX_FAILURE_CHARS]}"
-    failure: dict[str, Any] = {"code": -32603, "message": message}
+    failure: dict[str, Any] = {"code": INTERNAL_ERROR, "message": message}
     if isinstance(code, int) and not isinstance(code, bool):
         failure["data"] = {"clientErrorCode": code}
     return failure
