@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from mcp_tasks_aws.legacy.methods import LegacyMethods
 from mcp_tasks_aws.legacy.questions import (
     INLINE_ROUTE,
     InlineQuestions,
@@ -199,8 +200,6 @@ def install_legacy(
     poll_ms: int = 500,
 ) -> LegacyEndpoint:
     """Register the legacy era's methods on `server`; return the endpoint that serves them."""
-    from mcp_tasks_aws.legacy.methods import LegacyMethods
-
     sealer = Sealer(secret, "legacy-sessions")
     questions = InlineQuestions(sessions, StreamIds(sealer), window_ms=window_ms, poll_ms=poll_ms)
     codec = SessionCodec(sealer, ttl_seconds=session_ttl_seconds)

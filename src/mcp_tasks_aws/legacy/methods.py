@@ -186,6 +186,7 @@ def _shaped(handler: Handler) -> Callable[[Call, Any], Any]:
 
 
 def _resumable(call: Call) -> Resumable:
-    if not isinstance(call.session, Resumable):  # the endpoint serves only sessionless methods
-        raise SessionNotFound("Session not found: initialize first")  # without one
+    """The session a legacy call runs in (only `initialize` and a discover probe have none)."""
+    if not isinstance(call.session, Resumable):
+        raise SessionNotFound("Session not found: initialize first")
     return call.session
