@@ -1,0 +1,129 @@
+"""What a 2025-11-25 session costs in AWS calls, counted on the embedded stack's API handler
+(the real DynamoDB adapter on moto), one request at a time in the test's own thread.
+
+These are the counts the README's cost section gives.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from botocore.client import BaseClient
+
+from legacy_support import LEGACY_VERSION
+from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
+from mcp_tasks_aws.local.server import EmbeddedStack
+
+pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
+
+
+@contextmanager
+def aws_calls() -> Iterator[list[str]]:
+    """Every AWS operation this thread calls inside the block, as service:Operation."""
+    calls: list[str] = []
+    original = BaseClient._make_api_call
+    me = threading.get_ident()
+
+    def counting(self: BaseClient, operation_name: str, api_params: dict[str, Any]) -> Any:
+        if threading.get_ident() == me:
+            calls.append(f"{self.meta.service_model.service_name}:{operation_name}")
+        return original(self, operation_name, api_params)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(BaseClient, "_make_api_call", counting)
+        yield calls
+
+
+class Session:
+    """A 2025-11-25 session driven through the API handler, counting each request's calls."""
+
+    def __init__(self, stack: EmbeddedStack) -> None:
+        self.stack = stack
+        self.session_id: str | None = None
+        self._ids = iter(range(1, 1000))
+
+    def send(
+        self, body: Any = None, *, method: str = "POST", **headers: str
+    ) -> tuple[dict[str, Any], list[str]]:
+        all_headers = {
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": LEGACY_VERSION,
+            **({"mcp-session-id": self.session_id} if self.session_id else {}),
+            **headers,
+        }
+        raw = json.dumps(body).encode() if body is not None else b""
+        event = build_event(method=method, path="/mcp", headers=all_headers, body=raw)
+        with aws_calls() as calls:
+            response: dict[str, Any] = self.stack.api_handler(event, LocalLambdaContext())
+        return response, calls
+
+    def request(self, method: str, params: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        return self.send(
+            {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
+        )
+
+
+def events(response: dict[str, Any]) -> list[dict[str, Any]]:
+    parsed = []
+    for block in response["body"].split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.split("\n") if ": " in line)
+        if fields:
+            parsed.append(fields)
+    return parsed
+
+
+@pytest.fixture
+def session(stack: EmbeddedStack) -> Session:
+    client = Session(stack)
+    params = {
+        "protocolVersion": LEGACY_VERSION,
+        "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "costs", "version": "1"},
+    }
+    response, calls = client.request("initialize", params)
+    assert response["statusCode"] == 200, response
+    assert calls == []  # the session is a sealed token: nothing is stored
+    client.session_id = response["headers"]["mcp-session-id"]
+    return client
+
+
+def test_each_request_in_a_session_reads_its_state_once(session: Session) -> None:
+    response, calls = session.request("tools/list", {})
+    assert response["statusCode"] == 200
+    assert calls == ["dynamodb:GetItem"]
+
+
+def test_set_level_and_delete_write_once(session: Session) -> None:
+    _, calls = session.request("logging/setLevel", {"level": "info"})
+    assert calls == ["dynamodb:GetItem", "dynamodb:UpdateItem"]
+    response, calls = session.send(method="DELETE")
+    assert response["statusCode"] == 204
+    assert calls == ["dynamodb:GetItem", "dynamodb:UpdateItem"]
+
+
+def test_a_question_round_costs_a_put_a_write_per_answer_and_the_resume(session: Session) -> None:
+    params = {"name": "test_input_required_result_elicitation", "arguments": {}}
+    asked, calls = session.request("tools/call", params)
+    assert calls == ["dynamodb:GetItem", "dynamodb:PutItem"]
+    parsed = events(asked)
+    question = json.loads(parsed[1]["data"])
+    answer = {
+        "jsonrpc": "2.0",
+        "id": question["id"],
+        "result": {"action": "accept", "content": {"name": "A"}},
+    }
+    response, calls = session.send(answer)
+    assert response["statusCode"] == 202
+    assert calls == ["dynamodb:GetItem", "dynamodb:UpdateItem"]
+    resumed, calls = session.send(
+        method="GET", **{"last-event-id": parsed[0]["id"], "accept": "text/event-stream"}
+    )
+    assert "Hello, A!" in resumed["body"]
+    # The session's state, the parked call, then the write that ends it.
+    assert calls == ["dynamodb:GetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"]
