@@ -1,7 +1,8 @@
 """The API function stays lean: what it imports is what a cold start pays for.
 
 A fresh interpreter, with the environment the deployed function has, imports handlers/api.py
-and handles one `server/discover`. After that neither the official MCP SDK (`mcp`), nor moto,
+and handles one `server/discover` (or one 2025-11-25 `initialize`, which builds the legacy
+side). After that neither the official MCP SDK (`mcp`), nor moto,
 nor the embedded stack (`mcp_tasks_aws.local`) may be loaded: they belong to the client, the
 tests and local runs, never to Lambda.
 """
@@ -13,8 +14,11 @@ import os
 import secrets
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
+
+import pytest
 
 from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
 
@@ -41,7 +45,7 @@ class Context:
 
 response = api.handler(job["event"], Context(job["context"]))
 if response["statusCode"] != 200:
-    raise SystemExit(f"server/discover failed: {response}")
+    raise SystemExit(f"the request failed: {response}")
 forbidden = tuple(job["forbidden"])
 loaded = sorted(
     name for name in sys.modules
@@ -101,6 +105,22 @@ def discover_event() -> dict[str, object]:
     return build_event(method="POST", path="/mcp", headers=headers, body=json.dumps(body).encode())
 
 
+def initialize_event() -> dict[str, object]:
+    """A 2025-11-25 client's first request: it builds the legacy side of the endpoint."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "lean", "version": "1"},
+        },
+    }
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    return build_event(method="POST", path="/mcp", headers=headers, body=json.dumps(body).encode())
+
+
 def forbidden_modules_loaded(child: str, job: dict[str, object]) -> list[str]:
     """Run `child` in a fresh interpreter with the deployed environment; the forbidden modules
     it reports as loaded."""
@@ -118,10 +138,13 @@ def forbidden_modules_loaded(child: str, job: dict[str, object]) -> list[str]:
     return loaded
 
 
-def test_api_handler_imports_neither_sdk_nor_moto_nor_local_stack() -> None:
+@pytest.mark.parametrize("event", [discover_event, initialize_event], ids=["modern", "legacy"])
+def test_api_handler_imports_neither_sdk_nor_moto_nor_local_stack(
+    event: Callable[[], dict[str, object]],
+) -> None:
     job = {
         "handler": str(PROJECT_ROOT / "handlers" / "api.py"),
-        "event": discover_event(),
+        "event": event(),
         "context": asdict(LocalLambdaContext()),
         "forbidden": FORBIDDEN,
     }
