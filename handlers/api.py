@@ -15,7 +15,8 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from mcp_tasks_aws.app import App, handler_from_env
-from mcp_tasks_aws.edge.apigw import request_from_event, response_to_api
+from mcp_tasks_aws.edge.apigw import response_to_api
+from mcp_tasks_aws.edge.gate import edge_for
 from mcp_tasks_aws.edge.observability import OptionalTracer
 from mcp_tasks_aws.protocol.errors import McpError
 
@@ -33,13 +34,14 @@ def _tag_request(method: str, request_id: Any) -> None:
 
 def make_handler(app: App) -> LambdaHandler:
     transport = app.transport(on_request=_tag_request)
+    edge = edge_for(app.settings, transport, app.toolset)  # AuthMode: caller, challenge, scopes
 
     @logger.inject_lambda_context(clear_state=True)
     @tracer.capture_lambda_handler
     @metrics.log_metrics
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         try:
-            response = transport.handle(request_from_event(event))
+            response = edge.handle(event)
         except McpError as exc:  # an event API Gateway should never send (undecodable body)
             response = transport.refuse(exc)
         metrics.add_metric(name=f"Status{response.status // 100}xx", unit=MetricUnit.Count, value=1)

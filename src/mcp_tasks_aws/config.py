@@ -20,7 +20,9 @@ The deployed functions and the embedded stack read the same variables:
 | `MCP_TASKS_LISTEN_POLL_MS` | how often a listen window reads the store | 500 |
 | `MCP_TASKS_SESSION_TTL_S` | lifetime of a 2025-11-25 session (`Mcp-Session-Id`) | 86400 |
 
-`demo` and `conformance` are short names for modules shipped with the package.
+Authentication (`MCP_TASKS_AUTH_MODE` and the OAuth variables) is `auth`, see
+`edge.auth_settings`. `demo` and `conformance` are short names for modules shipped with the
+package.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import importlib
 import os
 from dataclasses import dataclass, field
 
+from mcp_tasks_aws.edge.auth_settings import AuthSettings
 from mcp_tasks_aws.tools.registry import ToolSet
 
 BUILTIN_TOOL_MODULES = {
@@ -54,6 +57,7 @@ class Settings:
     listen_window_ms: int = 20_000
     listen_poll_ms: int = 500
     session_ttl_seconds: int = 24 * 3600
+    auth: AuthSettings = field(default_factory=AuthSettings)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -75,6 +79,7 @@ class Settings:
             listen_window_ms=int(env.get("MCP_TASKS_LISTEN_WINDOW_MS", 20_000)),
             listen_poll_ms=int(env.get("MCP_TASKS_LISTEN_POLL_MS", 500)),
             session_ttl_seconds=int(env.get("MCP_TASKS_SESSION_TTL_S", 24 * 3600)),
+            auth=AuthSettings.from_env(env),
         )
 
 

@@ -9,6 +9,7 @@ is `terminal`'s and `forms`'. The protocol work is the library's: an SDK `Client
     mcp-tasks tools URL
     mcp-tasks call URL TOOL [key=value | key:=JSON ...] [--detach]
     mcp-tasks get|wait|cancel URL TASK_ID
+    mcp-tasks login|logout URL
 
 Options (before or after the command): `--json` (machine-readable output on stdout, never
 prompts: an input request fails with exit code 5 and leaves the task running), `--token`
@@ -16,6 +17,11 @@ prompts: an input request fails with exit code 5 and leaves the task running), `
 up waiting; the task keeps running), `--root PATH` (answer roots requests; repeatable),
 `--poll` (wait by polling `tasks/get`; by default a wait listens with `subscriptions/listen`
 when the server supports it, and polls otherwise).
+
+Signing in: without `--token`, a server that answers 401 with an OAuth challenge is signed in
+to in the browser (see `auth`: `--client-id`, `--client-secret`, `--client-metadata-url`,
+`--callback-port`); the tokens are cached per server and refreshed. `login` signs in ahead of
+time, `logout` drops the cached tokens.
 
 Exit codes: 0 done; 1 the tool reported an error (`isError`); 2 usage or arguments; 3 the
 task failed or the server answered an error; 4 the task was cancelled; 5 input was needed
@@ -54,6 +60,12 @@ from mcp_types import (
     Tool,
 )
 
+from mcp_tasks_aws.client.auth import (
+    TokenCache,
+    add_sign_in_arguments,
+    auth_for,
+    sign_in_defaults,
+)
 from mcp_tasks_aws.client.connect import TOKEN_ENV, connect
 from mcp_tasks_aws.client.errors import (
     TaskCancelledError,
@@ -119,9 +131,15 @@ class Cli:
         extension = TasksExtension(
             cancel_if_abandoned=False, wait_mode="poll" if self.args.poll else "listen"
         )
-        return connect(self.args.url, token=self.args.token, extension=extension, **options)
+        auth = None if self.args.token else auth_for(self.args, self.console.err)
+        return connect(
+            self.args.url, token=self.args.token, auth=auth, extension=extension, **options
+        )
 
     async def run(self) -> int:
+        if self.args.command == "logout":  # no connection: only the cache is touched
+            dropped = TokenCache(self.args.url).forget()
+            return self.signed_in(False, "signed out" if dropped else "was not signed in")
         command: Callable[[Client], Awaitable[int]] = getattr(self, f"cmd_{self.args.command}")
         async with self.client() as client:
             # Inside the client: what escapes `async with Client` comes out in an ExceptionGroup.
@@ -133,6 +151,17 @@ class Cli:
                 return self.output.error(
                     "protocol", exc.message, EXIT_FAILED, code=exc.code, data=exc.data
                 )
+
+    def signed_in(self, signed_in: bool, message: str) -> int:
+        if self.json:
+            self.output.emit({"server": self.args.url, "signedIn": signed_in})
+        else:
+            self.console.say(f"{message}: {self.args.url}")
+        return EXIT_OK
+
+    async def cmd_login(self, client: Client) -> int:
+        await client.list_tools()  # any request: a 401 on the way signs in
+        return self.signed_in(True, "signed in")
 
     async def cmd_tools(self, client: Client) -> int:
         tools: list[Tool] = []
@@ -331,6 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="wait by polling tasks/get instead of listening (subscriptions/listen)",
     )
+    add_sign_in_arguments(common)
 
     parser = argparse.ArgumentParser(
         prog="mcp-tasks",
@@ -352,6 +382,11 @@ def build_parser() -> argparse.ArgumentParser:
     call.add_argument(
         "--detach", action="store_true", help="print the task id and exit without waiting"
     )
+    for name, text in (
+        ("login", "sign in to the server now (tokens are cached per server)"),
+        ("logout", "drop the cached sign-in of the server"),
+    ):
+        commands.add_parser(name, parents=[common], help=text).add_argument("url")
     for name, text in (
         ("get", "show a task's current state"),
         ("wait", "wait for a task (answering its questions) and print its result"),
@@ -378,6 +413,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             setattr(args, key, value)
     if args.token is None:
         args.token = os.environ.get(TOKEN_ENV) or None
+    sign_in_defaults(args)
     return args
 
 

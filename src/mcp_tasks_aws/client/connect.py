@@ -1,8 +1,9 @@
 """Opening an SDK `Client` on a Streamable HTTP URL with the Tasks extension and a bearer token.
 
 `Client("http://…")` covers the plain case; this module owns the one extra the CLI and most
-deployments need: an `Authorization: Bearer …` header on every request (API Gateway's JWT
-authorizer sits in front of the deployed server). The SDK's documented way to set headers is
+deployments need: credentials on every request, either a fixed `Authorization: Bearer …`
+header (API Gateway's JWT authorizer) or an httpx auth flow (the OAuth sign-in of
+`client.auth`, AuthMode OAUTH). The SDK's documented way to set headers is
 to give `streamable_http_client` a pre-configured HTTP client, which this does, keeping the
 SDK's timeouts (30 s to connect and write, 300 s to read).
 """
@@ -30,17 +31,24 @@ async def connect(
     url: str,
     *,
     token: str | None = None,
+    auth: httpx2.Auth | None = None,
     extension: TasksExtension | None = None,
     **client_options: Any,
 ) -> AsyncIterator[Client]:
     """An entered `Client` for `url` with `extension` (a default `TasksExtension` if None).
 
-    `client_options` go to `Client` (callbacks such as `elicitation_callback`, `mode`, …).
+    `token` sends a fixed bearer token; `auth` is an httpx auth flow instead, such as the
+    OAuth sign-in of `client.auth.oauth_provider`. `client_options` go to `Client` (callbacks
+    such as `elicitation_callback`, `mode`, …).
     """
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with AsyncExitStack() as stack:
         http = await stack.enter_async_context(
-            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
+            httpx2.AsyncClient(
+                headers=headers,
+                auth=None if token else auth,
+                timeout=httpx2.Timeout(30.0, read=300.0),
+            )
         )
         client = Client(
             streamable_http_client(url, http_client=http),

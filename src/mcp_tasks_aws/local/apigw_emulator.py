@@ -31,9 +31,20 @@ def unverified_jwt_claims(authorization: str | None) -> dict[str, Any] | None:
 
 
 def build_event(
-    *, method: str, path: str, headers: dict[str, str], body: bytes, source_ip: str = "127.0.0.1"
+    *,
+    method: str,
+    path: str,
+    headers: dict[str, str],
+    body: bytes,
+    source_ip: str = "127.0.0.1",
+    jwt_authorizer: bool = True,
 ) -> dict[str, Any]:
-    """An API Gateway HTTP API (payload 2.0) event as the deployed function receives it."""
+    """An API Gateway HTTP API (payload 2.0) event as the deployed function receives it.
+
+    With `jwt_authorizer`, a bearer JWT's claims become `requestContext.authorizer.jwt` as the
+    JWT authorizer would put them (unverified here); without it (AuthMode OAUTH, whose route
+    has no authorizer) the header reaches the function untouched.
+    """
     lowered = {k.lower(): v for k, v in headers.items()}
     raw_path, _, query = path.partition("?")
     context: dict[str, Any] = {
@@ -53,7 +64,7 @@ def build_event(
         "time": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime()),
         "timeEpoch": int(time.time() * 1000),
     }
-    claims = unverified_jwt_claims(lowered.get("authorization"))
+    claims = unverified_jwt_claims(lowered.get("authorization")) if jwt_authorizer else None
     if claims is not None:
         context["authorizer"] = {
             "jwt": {

@@ -28,7 +28,9 @@ from typing import Any
 from mcp_tasks_aws.app import App
 from mcp_tasks_aws.aws.clients import Clients
 from mcp_tasks_aws.config import Settings, load_toolset
+from mcp_tasks_aws.edge.auth_settings import WELL_KNOWN
 from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
+from mcp_tasks_aws.local.auth import oauth_for_stack
 from mcp_tasks_aws.local.aws import REGION, start_local_aws
 
 logger = logging.getLogger("mcp_tasks_aws.local")
@@ -37,6 +39,8 @@ PROJECT_ROOT = Path(__file__).resolve().parents[3]
 # Metrics are disabled locally; Powertools still warns on each empty flush.
 warnings.filterwarnings("ignore", message="No application metrics to publish")
 MCP_PATH = "/mcp"
+# What API Gateway routes to the API function; the well-known paths exist in AuthMode OAUTH.
+ROUTED_PATHS = frozenset({MCP_PATH, WELL_KNOWN, WELL_KNOWN + MCP_PATH})
 
 
 # Powertools reads its switches from the process environment only. These are the local
@@ -122,7 +126,9 @@ class _ChunkedSink:
         self.handler.wfile.flush()
 
 
-def _make_request_handler(api_handler: Any) -> type[BaseHTTPRequestHandler]:
+def _make_request_handler(
+    api_handler: Any, jwt_authorizer: bool = True
+) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "mcp-tasks-aws-local"
@@ -130,7 +136,7 @@ def _make_request_handler(api_handler: Any) -> type[BaseHTTPRequestHandler]:
         def _serve(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             body = self.rfile.read(length) if length else b""
-            if self.path.partition("?")[0] != MCP_PATH:
+            if self.path.partition("?")[0] not in ROUTED_PATHS:
                 self._write(404, {"content-type": "text/plain"}, b"Not Found: the endpoint is /mcp")
                 return
             event = build_event(
@@ -139,6 +145,7 @@ def _make_request_handler(api_handler: Any) -> type[BaseHTTPRequestHandler]:
                 headers=dict(self.headers.items()),
                 body=body,
                 source_ip=self.client_address[0],
+                jwt_authorizer=jwt_authorizer,
             )
             sink = _ChunkedSink(self)
             try:
@@ -222,6 +229,8 @@ class EmbeddedStack:
         address = self._server.server_address
         self.host, self.port = str(address[0]), int(address[1])
         local = local_environment(self.host, self.port, os.environ if env is None else env)
+        auth, self.authorization_server = oauth_for_stack(local, self.url)
+        local.update(auth)
         self.aws = start_local_aws(
             PROJECT_ROOT / "template.yaml", {"ToolsModule": local["MCP_TASKS_TOOLS"]}
         )
@@ -239,7 +248,10 @@ class EmbeddedStack:
         self.reconcile_handler = _without_metric_backlog("reconcile", self.reconcile_app)
         self.aws.register("WorkerFunction", self.worker_handler)
         self.aws.watch_executions(self.reconcile_handler)
-        self._server.RequestHandlerClass = _make_request_handler(self.api_handler)
+        # In AuthMode OAUTH the route has no authorizer: the function checks tokens itself.
+        self._server.RequestHandlerClass = _make_request_handler(
+            self.api_handler, jwt_authorizer=self.settings.auth.mode != "oauth"
+        )
         # Serve as a warm environment would: the API's AWS clients are created on first use,
         # and a listen window's first read must not wait for that (the ack is timed).
         if self.api_app.has_tasks:
@@ -264,6 +276,8 @@ class EmbeddedStack:
             self._thread.join(timeout=5)
         self._server.server_close()
         self.aws.stop()
+        if self.authorization_server is not None:
+            self.authorization_server.stop()
 
     def __enter__(self) -> EmbeddedStack:
         return self.start()
@@ -284,6 +298,9 @@ def main(argv: list[str] | None = None) -> int:
     stack = EmbeddedStack(args.host, args.port)
     tools = os.environ.get("MCP_TASKS_TOOLS", "demo")
     print(f"mcp-tasks-aws embedded stack serving tools '{tools}' at {stack.url} (Ctrl-C stops)")
+    if stack.authorization_server is not None:
+        issuer = stack.authorization_server.issuer
+        print(f"AuthMode OAUTH: sign in with the local authorization server at {issuer}")
     sys.stdout.flush()
     try:
         stack.serve_forever()

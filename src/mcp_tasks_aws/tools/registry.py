@@ -17,7 +17,7 @@ import base64
 import inspect
 import re
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
@@ -144,6 +144,8 @@ class ToolSpec(_FunctionSpec):
     poll_interval_ms: int | None
     annotations: dict[str, Any] | None
     prelude: bool = False
+    scopes: frozenset[str] = frozenset()
+    """OAuth scopes a caller's token must grant to call the tool (checked at the HTTP edge)."""
 
     @cached_property
     def _signature(self) -> tuple[type[BaseModel], str | None]:
@@ -334,6 +336,7 @@ class ToolSet:
         poll_interval_ms: int | None = None,
         annotations: dict[str, Any] | None = None,
         prelude: bool = False,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -348,14 +351,19 @@ class ToolSet:
         poll_interval_ms: int | None = None,
         annotations: dict[str, Any] | None = None,
         prelude: bool = False,
+        scopes: Iterable[str] = (),
     ) -> Any:
         """Register a function as a tool (usable bare or with keyword options).
 
         `task` is the tool's task policy; `ttl_ms` and `poll_interval_ms` override the server's
         defaults for its tasks. With `prelude=True`, the code before `await ctx.run_as_task()`
         runs inline during the call (asking questions through multi round-trip results) and
-        the rest runs as the task.
+        the rest runs as the task. `scopes` are the OAuth scopes a caller's token must grant
+        (AuthMode OAUTH or JWT); a token without them gets 403 `insufficient_scope`.
         """
+        if isinstance(scopes, str):
+            raise TypeError("scopes: give a list of scope names, not one string")
+        needed = frozenset(scopes)
 
         def register(func: Any) -> Any:
             tool_name = name or func.__name__
@@ -371,6 +379,7 @@ class ToolSet:
                 annotations=annotations,
                 param_docs=param_docs,
                 prelude=prelude,
+                scopes=needed,
             )
             return func
 

@@ -1,0 +1,275 @@
+"""The HTTP edge in front of the transport: who the caller is, and what they may call.
+
+`AuthMode` (the template's parameter, `MCP_TASKS_AUTH_MODE` here) decides:
+
+- `NONE`: no authorizer; every caller is `anonymous` and shares every task.
+- `JWT`, `IAM`: API Gateway verified the caller; the principal comes from
+  `requestContext.authorizer`. A JWT's scopes are checked against the tool's (403).
+- `OAUTH`: this function is an OAuth 2.1 protected resource. It serves its RFC 9728 metadata at
+  `/.well-known/oauth-protected-resource` (and the form suffixed with the resource's path),
+  answers a request without a valid bearer token with 401 and
+  `WWW-Authenticate: Bearer resource_metadata="…"`, validates tokens itself (`edge.tokens`),
+  and answers a token that lacks a tool's scopes with 403 `insufficient_scope`.
+
+Why OAUTH validates in the function: API Gateway's JWT authorizer answers its own 401 with no
+`WWW-Authenticate` header, and an HTTP API Lambda authorizer can only allow or deny (its
+denial is a fixed 401/403 it cannot add headers to). MCP clients find the authorization server
+only through that challenge, so the function must answer it.
+
+Invariants:
+- a request reaches the transport only with a principal: `anonymous` only in NONE mode;
+- the `Authorization` header never travels past this module (no token passthrough);
+- refusals say why in `error_description`, which is our text; the token is never logged;
+- the tool named in a `tools/call` is read from the `Mcp-Name` header, which the transport
+  then requires to equal `params.name` (-32020 otherwise), so the scope checked is the scope
+  of the tool that runs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from mcp_tasks_aws.config import Settings
+from mcp_tasks_aws.edge.apigw import (
+    Unidentified,
+    jwt_principal,
+    request_from_event,
+    scopes_of_authorizer,
+)
+from mcp_tasks_aws.edge.auth_settings import WELL_KNOWN, AuthSettings
+from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse, HttpTransport
+from mcp_tasks_aws.tools.registry import ToolSet
+
+__all__ = ["WELL_KNOWN", "AuthSettings", "Challenge", "Edge", "build_edge", "edge_for"]
+
+logger = logging.getLogger(__name__)
+
+_BEARER = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr] +([A-Za-z0-9\-._~+/]+=*) *")
+
+
+def _quoted(value: str) -> str:
+    # A quoted-string of printable ASCII only: nothing a client sent can break the header.
+    safe = "".join(c if " " <= c <= "~" else "?" for c in value)
+    return '"' + safe.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@dataclass
+class Challenge:
+    """A refusal of the request's credentials: 401 (or 403 for missing scopes)."""
+
+    status: int
+    error: str | None = None
+    description: str = ""
+    scopes: tuple[str, ...] = ()
+    metadata_url: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+    def response(self) -> HttpResponse:
+        params: list[str] = []
+        if self.error:  # RFC 6750 section 3.1: no error details when no token was sent
+            params.append(f"error={_quoted(self.error)}")
+            if self.description:
+                params.append(f"error_description={_quoted(self.description)}")
+        if self.scopes:
+            params.append(f"scope={_quoted(' '.join(self.scopes))}")
+        if self.metadata_url:
+            params.append(f"resource_metadata={_quoted(self.metadata_url)}")
+        headers = {
+            "content-type": "application/json",
+            "www-authenticate": "Bearer" + (" " + ", ".join(params) if params else ""),
+            "cache-control": "no-store",
+        }
+        body = {"error": self.error or "unauthorized", "error_description": self.description}
+        return HttpResponse(self.status, headers, json.dumps(body).encode())
+
+
+def bearer_token(request: HttpRequest) -> str | None:
+    """The token of an `Authorization: Bearer` header; "" for a malformed one, None if absent."""
+    header = request.header("authorization")
+    if header is None:
+        return None
+    match = _BEARER.fullmatch(header)
+    return match.group(1) if match else ""
+
+
+class Edge:
+    """Turns an API Gateway event into the transport's request, enforcing `AuthMode`."""
+
+    def __init__(
+        self,
+        settings: AuthSettings,
+        serve: Callable[[HttpRequest], HttpResponse],
+        tool_scopes: Callable[[str], frozenset[str]],
+        all_scopes: Iterable[str] = (),
+        verifier: Any = None,
+    ) -> None:
+        self.settings = settings
+        self.serve = serve
+        self.tool_scopes = tool_scopes
+        self.all_scopes = sorted({*settings.scopes, *all_scopes})
+        self.verifier = verifier
+
+    def handle(self, event: dict[str, Any]) -> HttpResponse:
+        if self.settings.mode == "oauth":
+            path = _path_of(event)
+            if path in self.settings.metadata_paths:
+                return self.metadata_response(event)
+        try:
+            request = request_from_event(event)
+        except Unidentified as exc:
+            return Challenge(401, "invalid_token", exc.message).response()
+        granted: frozenset[str] | None = None
+        if self.settings.mode == "oauth":
+            admitted = self.admit(request)
+            if isinstance(admitted, Challenge):
+                return admitted.response()
+            request, granted = admitted
+        elif self.settings.mode == "jwt":
+            granted = scopes_of_authorizer(event)
+        if granted is not None:
+            missing = self.missing_scopes(request, granted)
+            if missing is not None:
+                return missing.response()
+        return self.serve(request)
+
+    # -- OAUTH --------------------------------------------------------------------------------
+
+    def metadata(self) -> dict[str, Any]:
+        """The RFC 9728 protected-resource metadata document."""
+        document: dict[str, Any] = {
+            "resource": self.settings.resource,
+            "authorization_servers": list(self.settings.authorization_servers),
+            "bearer_methods_supported": ["header"],
+        }
+        if self.all_scopes:
+            document["scopes_supported"] = self.all_scopes
+        return document
+
+    def metadata_response(self, event: dict[str, Any]) -> HttpResponse:
+        method = ((event.get("requestContext") or {}).get("http") or {}).get("method", "GET")
+        if method.upper() not in ("GET", "HEAD"):
+            return HttpResponse(405, {"allow": "GET", "content-type": "text/plain"}, b"use GET")
+        headers = {
+            "content-type": "application/json",
+            "cache-control": "max-age=300",
+            # A public document: browser-based clients (the Inspector) read it cross-origin.
+            "access-control-allow-origin": "*",
+        }
+        return HttpResponse(200, headers, json.dumps(self.metadata()).encode())
+
+    def challenge(self, error: str | None = None, description: str = "") -> Challenge:
+        return Challenge(
+            401,
+            error,
+            description,
+            scopes=self.settings.scopes,
+            metadata_url=self.settings.metadata_url,
+        )
+
+    def admit(self, request: HttpRequest) -> Challenge | tuple[HttpRequest, frozenset[str]]:
+        """The request with its principal and without its token, and the granted scopes."""
+        from mcp_tasks_aws.edge.jwks import KeysUnavailable
+        from mcp_tasks_aws.edge.tokens import TokenRefused
+
+        token = bearer_token(request)
+        if token is None:
+            return self.challenge(description="Sign in: this endpoint needs a bearer token")
+        if not token:
+            return self.challenge(
+                "invalid_request", "the Authorization header is malformed (use: Bearer <token>)"
+            )
+        try:
+            verified = self.verifier.verify(token)
+        except TokenRefused as exc:
+            logger.info("bearer token refused: %s", exc)
+            return self.challenge("invalid_token", str(exc))
+        except KeysUnavailable as exc:
+            logger.warning("cannot check bearer tokens: %s", exc)
+            return Challenge(503, "temporarily_unavailable", "cannot check tokens right now")
+        if not set(self.settings.scopes) <= verified.scopes:
+            return Challenge(
+                403,
+                "insufficient_scope",
+                "the token lacks the scopes this endpoint needs",
+                scopes=self.settings.scopes,
+                metadata_url=self.settings.metadata_url,
+            )
+        headers = {k: v for k, v in request.headers.items() if k != "authorization"}
+        principal = jwt_principal(verified.issuer, verified.subject, verified.client)
+        return replace(request, headers=headers, principal=principal), verified.scopes
+
+    # -- scopes per tool ----------------------------------------------------------------------
+
+    def missing_scopes(self, request: HttpRequest, granted: frozenset[str]) -> Challenge | None:
+        if (request.header("mcp-method") or "").strip() != "tools/call":
+            return None
+        tool = (request.header("mcp-name") or "").strip()
+        needed = self.tool_scopes(tool)
+        if needed <= granted:
+            return None
+        wanted = tuple(sorted({*self.settings.scopes, *needed}))
+        oauth = self.settings.mode == "oauth"
+        return Challenge(
+            403,
+            "insufficient_scope",
+            f"the tool {tool!r} needs the scope(s): {' '.join(sorted(needed - granted))}",
+            scopes=wanted,
+            metadata_url=self.settings.metadata_url if oauth else None,
+        )
+
+
+def _path_of(event: dict[str, Any]) -> str:
+    path = event.get("rawPath") or ((event.get("requestContext") or {}).get("http") or {}).get(
+        "path"
+    )
+    return str(path or "/")
+
+
+def edge_for(settings: Settings, transport: HttpTransport, toolset: ToolSet) -> Edge:
+    """The edge for `settings.auth` in front of `transport`, with `toolset`'s tool scopes
+    (what the API handler builds once per execution environment)."""
+    scopes = {name: spec.scopes for name, spec in toolset.tools.items()}
+    return build_edge(settings.auth, transport.handle, scopes)
+
+
+def build_edge(
+    auth: AuthSettings,
+    serve: Callable[[HttpRequest], HttpResponse],
+    tool_scopes: dict[str, frozenset[str]],
+) -> Edge:
+    """The edge for these settings; `tool_scopes` maps tool names to the scopes they need.
+
+    Building it fetches nothing: in OAUTH mode the issuer's keys are fetched on the first token
+    check, and `cryptography` is imported then too.
+    """
+    auth.check()
+    verifier = None
+    if auth.mode == "oauth":
+        from mcp_tasks_aws.edge.jwks import JwksCache
+        from mcp_tasks_aws.edge.tokens import TokenVerifier
+
+        keys = JwksCache(
+            issuer=auth.issuer,
+            jwks_uri=auth.jwks_uri,
+            min_refresh_seconds=auth.jwks_refresh_seconds,
+        )
+        verifier = TokenVerifier(
+            issuer=auth.issuer,
+            audiences=auth.audiences,
+            keys=keys,
+            leeway_seconds=auth.leeway_seconds,
+        )
+    empty: frozenset[str] = frozenset()
+    all_scopes = {scope for scopes in tool_scopes.values() for scope in scopes}
+    return Edge(
+        auth,
+        serve,
+        lambda name: tool_scopes.get(name, empty),
+        all_scopes=all_scopes,
+        verifier=verifier,
+    )
