@@ -10,9 +10,11 @@ import pytest
 
 from mcp_tasks_aws.edge.apigw import (
     ANONYMOUS,
+    Unidentified,
     principal_of,
     request_from_event,
     response_to_api,
+    scopes_of_authorizer,
 )
 from mcp_tasks_aws.protocol.errors import InvalidRequest
 from mcp_tasks_aws.protocol.transport import HttpResponse
@@ -68,31 +70,42 @@ def test_principal_comes_from_the_authorizer(authorizer: dict[str, Any], princip
 
 @pytest.mark.parametrize(
     "event",
+    [{}, {"requestContext": None}, _event(), _event({})],
+    ids=["empty-event", "null-context", "no-authorizer", "empty-authorizer"],
+)
+def test_no_authorizer_is_anonymous(event: dict[str, Any]) -> None:
+    assert principal_of(event) == ANONYMOUS
+
+
+@pytest.mark.parametrize(
+    "authorizer",
     [
-        {},
-        {"requestContext": None},
-        _event(),
-        _event({}),
-        _event(_jwt(iss=ISSUER)),
-        _event(_jwt(iss=ISSUER, sub="")),
-        _event({"jwt": "not-an-object"}),
-        _event({"iam": {"accountId": "1"}}),
-        _event({"lambda": {"tenant": "t"}}),
+        _jwt(iss=ISSUER),
+        _jwt(iss=ISSUER, sub=""),
+        {"jwt": "not-an-object"},
+        {"jwt": {"claims": "not-an-object"}},
+        {"iam": {"accountId": "1"}},
+        {"lambda": {"tenant": "t"}},
+        {"something": "else"},
     ],
     ids=[
-        "empty-event",
-        "null-context",
-        "no-authorizer",
-        "empty-authorizer",
         "jwt-without-sub",
         "jwt-empty-sub",
         "jwt-malformed",
+        "jwt-claims-malformed",
         "iam-without-arn",
         "lambda-without-id",
+        "unknown-authorizer",
     ],
 )
-def test_no_identified_caller_is_anonymous(event: dict[str, Any]) -> None:
-    assert principal_of(event) == ANONYMOUS
+def test_an_authorizer_that_names_no_caller_is_refused_never_anonymous(
+    authorizer: dict[str, Any],
+) -> None:
+    # Given an authorizer vouched for the request, When no principal can be derived
+    with pytest.raises(Unidentified) as refused:
+        request_from_event(_event(authorizer))
+    # Then the request is refused with 401, rather than sharing the anonymous callers' tasks
+    assert refused.value.http_status == 401
 
 
 def test_a_raw_authorization_header_without_authorizer_is_anonymous() -> None:
@@ -113,13 +126,52 @@ def test_a_raw_authorization_header_without_authorizer_is_anonymous() -> None:
         (_jwt(iss=ISSUER, sub="alice"), _jwt(iss="https://other.example", sub="alice")),
         (_jwt(iss=ISSUER, sub="alice"), _jwt(iss=ISSUER, sub="bob")),
         (_jwt(iss=ISSUER, sub="user-7"), {"lambda": {"principalId": "user-7"}}),
+        (
+            _jwt(iss=ISSUER, sub="auth0|alice", client_id="app1"),
+            _jwt(iss=ISSUER, sub="auth0", client_id="alice|app1"),
+        ),
+        (_jwt(iss=f"{ISSUER}|x", sub="alice"), _jwt(iss=ISSUER, sub="x|alice")),
+        (_jwt(iss=ISSUER, sub="a%7Cb"), _jwt(iss=ISSUER, sub="a|b")),
+        (
+            {"iam": {"accountId": "1|2", "userArn": "arn"}},
+            {"iam": {"accountId": "1", "userArn": "2|arn"}},
+        ),
     ],
-    ids=["other-client", "other-issuer", "other-subject", "jwt-vs-lambda"],
+    ids=[
+        "other-client",
+        "other-issuer",
+        "other-subject",
+        "jwt-vs-lambda",
+        "separator-in-subject-vs-client",
+        "separator-in-issuer-vs-subject",
+        "escape-sequence-vs-separator",
+        "separator-in-iam-parts",
+    ],
 )
 def test_distinct_callers_get_distinct_principals(
     first: dict[str, Any], second: dict[str, Any]
 ) -> None:
     assert principal_of(_event(first)) != principal_of(_event(second))
+
+
+@pytest.mark.parametrize(
+    ("jwt", "scopes"),
+    [
+        ({"claims": {"sub": "a", "scope": "read write"}, "scopes": None}, {"read", "write"}),
+        ({"claims": {"sub": "a", "scp": "[read write]"}, "scopes": None}, {"read", "write"}),
+        ({"claims": {"sub": "a", "scp": '["read","write"]'}, "scopes": None}, {"read", "write"}),
+        ({"claims": {"sub": "a"}, "scopes": ["deploy"]}, {"deploy"}),
+        ({"claims": {"sub": "a"}, "scopes": None}, set()),
+    ],
+    ids=["scope-string", "scp-as-gateway-sends-lists", "scp-as-json", "authorizer-scopes", "none"],
+)
+def test_scopes_come_from_the_jwt_authorizer(jwt: dict[str, Any], scopes: set[str]) -> None:
+    assert scopes_of_authorizer(_event({"jwt": jwt})) == scopes
+
+
+def test_without_a_jwt_authorizer_there_are_no_scopes_to_check() -> None:
+    assert scopes_of_authorizer(_event()) is None
+    assert scopes_of_authorizer(_event({"iam": {"userArn": "arn"}})) is None
 
 
 # -- request_from_event -------------------------------------------------------------------------

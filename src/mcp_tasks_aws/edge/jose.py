@@ -180,9 +180,9 @@ def public_key(jwk: dict[str, Any]) -> Any:
                 return ed25519.Ed25519PublicKey.from_public_bytes(raw)
             if jwk.get("crv") == "Ed448":
                 return ed448.Ed448PublicKey.from_public_bytes(raw)
-    except JoseError:
+    except KeyMismatch:
         raise
-    except (KeyError, ValueError, TypeError) as exc:
+    except (MalformedToken, KeyError, ValueError, TypeError) as exc:
         raise KeyMismatch("the signing key is malformed") from exc
     raise KeyMismatch("the signing key has an unsupported type")
 
