@@ -54,6 +54,12 @@ PARAMETER_SETS: dict[str, dict[str, Any]] = {
         "JwtAudience": "client-a,client-b",
         "Tracing": "Disabled",
     },
+    "oauth": {
+        "AuthMode": "OAUTH",
+        "JwtIssuer": "https://id.example.com",
+        "OAuthScopes": "mcp",
+    },
+    "oauth-cognito": {"AuthMode": "OAUTH", "CreateUserPool": "true"},
     "iam": {
         "AuthMode": "IAM",
         "StateSecretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:mcp-abc123",
@@ -292,6 +298,13 @@ def test_transform_creates_the_expected_resources(stack: Stack) -> None:
     expected = Counter(COMMON_RESOURCES)
     if stack.values["AuthMode"] == "JWT":
         expected["AWS::ApiGatewayV2::Authorizer"] = 1
+    if stack.values["AuthMode"] == "OAUTH":  # the two metadata routes and their permission
+        expected["AWS::ApiGatewayV2::Route"] += 2
+        expected["AWS::Lambda::Permission"] += 1
+    if stack.values["CreateUserPool"] == "true":
+        for kind in ("UserPool", "UserPoolResourceServer", "UserPoolClient", "UserPoolDomain"):
+            expected[f"AWS::Cognito::{kind}"] = 1
+        expected["AWS::Cognito::ManagedLoginBranding"] = 1
     if stack.values["StateSecretArn"] == "":
         expected["AWS::SecretsManager::Secret"] = 1
     assert created == expected
@@ -302,7 +315,8 @@ def test_route_authorization_follows_auth_mode(stack: Stack) -> None:
     route = stack.choose(stack.resources()["McpRoute"]["Properties"])
     mode = stack.values["AuthMode"]
     assert route["RouteKey"] == "ANY /mcp"
-    assert route["AuthorizationType"] == {"NONE": "NONE", "JWT": "JWT", "IAM": "AWS_IAM"}[mode]
+    kinds = {"NONE": "NONE", "JWT": "JWT", "IAM": "AWS_IAM", "OAUTH": "NONE"}
+    assert route["AuthorizationType"] == kinds[mode]
     if mode == "JWT":
         assert route["AuthorizerId"] == {"Ref": "JwtAuthorizer"}
         authorizer = stack.resources()["JwtAuthorizer"]["Properties"]
@@ -399,6 +413,103 @@ def test_rules_refuse_a_jwt_stack_without_issuer_or_audience(
     template: dict[str, Any], given: dict[str, Any]
 ) -> None:
     assert rules_failing(template, given)
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        {"AuthMode": "OAUTH"},
+        {"AuthMode": "OAUTH", "CreateUserPool": "true", "JwtIssuer": "https://id.example"},
+        {"AuthMode": "JWT", "CreateUserPool": "true", "JwtIssuer": "https://i", "JwtAudience": "a"},
+        {"AuthMode": "NONE", "CreateUserPool": "true"},
+    ],
+    ids=["oauth-without-server", "issuer-and-pool", "pool-with-jwt", "pool-with-none"],
+)
+def test_rules_refuse_an_oauth_stack_without_one_authorization_server(
+    template: dict[str, Any], given: dict[str, Any]
+) -> None:
+    assert rules_failing(template, given)
+
+
+OAUTH_ENVIRONMENT = (
+    "MCP_TASKS_AUTH_MODE",
+    "MCP_TASKS_RESOURCE_URL",
+    "MCP_TASKS_OAUTH_ISSUER",
+    "MCP_TASKS_OAUTH_JWKS_URI",
+    "MCP_TASKS_OAUTH_AUDIENCE",
+    "MCP_TASKS_OAUTH_SCOPES",
+)
+
+
+def test_the_api_function_gets_the_oauth_settings_it_reads(stack: Stack) -> None:
+    from mcp_tasks_aws.edge.gate import AuthSettings
+
+    function = stack.choose(stack.resources()["ApiFunction"]["Properties"])
+    variables = function["Environment"]["Variables"]
+    assert set(OAUTH_ENVIRONMENT) <= set(variables)
+    names = {**resolver().refs, "UserPool": "us-east-1_pool", "UserPoolClient": "client123"}
+    names |= {name: value for name, value in stack.values.items() if isinstance(value, str)}
+    names |= {name: value for name, value in stack.values.items() if isinstance(value, list)}
+    resolve = Resolver(names, resolver().attributes).resolve
+    env = {name: resolve(variables[name]) for name in OAUTH_ENVIRONMENT}
+    # Join of a list parameter: done by hand here (the resolver knows no Fn::Join).
+    for name, value in env.items():
+        if isinstance(value, dict) and "Fn::Join" in value:
+            separator, parts = value["Fn::Join"]
+            env[name] = separator.join(parts)
+    settings = AuthSettings.from_env(env)  # the function starts with these, or raises
+    assert settings.mode == stack.values["AuthMode"].lower()
+    if settings.mode == "oauth":
+        endpoint = resolver().resolve(stack.template["Outputs"]["McpEndpoint"]["Value"])
+        assert settings.resource == endpoint  # the audience is the URL clients use
+        assert endpoint in settings.audiences
+        assert settings.issuer
+    if stack.values["CreateUserPool"] == "true":
+        pool_issuer = "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_pool"
+        assert settings.issuer == pool_issuer
+        assert settings.jwks_uri == f"{pool_issuer}/.well-known/jwks.json"
+        assert "client123" in settings.audiences
+
+
+def test_oauth_routes_serve_the_metadata_without_authorization(transformed: Any) -> None:
+    stack = transformed("oauth")
+    resources = stack.resources()
+    keys = {
+        resources[name]["Properties"]["RouteKey"]: stack.choose(resources[name]["Properties"])
+        for name in ("ResourceMetadataRoute", "ResourceMetadataPathRoute")
+    }
+    from mcp_tasks_aws.edge.gate import AuthSettings
+
+    paths = AuthSettings(mode="oauth", resource="https://x/mcp", issuer="i").metadata_paths
+    assert {key.split(" ")[1] for key in keys} == paths
+    for route in keys.values():
+        assert route["AuthorizationType"] == "NONE"
+        assert route["Target"] == {"Fn::Sub": "integrations/${McpIntegration}"}
+    permission = resources["ResourceMetadataInvokePermission"]["Properties"]
+    source = resolver().resolve(permission["SourceArn"])
+    assert source == f"arn:aws:execute-api:us-east-1:{ACCOUNT}:api123/*/GET/.well-known/*"
+
+
+def test_the_cognito_option_creates_a_public_code_flow_client(transformed: Any) -> None:
+    stack = transformed("oauth-cognito")
+    resources = stack.resources()
+    client = resources["UserPoolClient"]["Properties"]
+    assert client["GenerateSecret"] is False
+    assert client["AllowedOAuthFlows"] == ["code"]
+    assert client["CallbackURLs"] == {"Ref": "UserPoolCallbackUrls"}
+    defaults = stack.values["UserPoolCallbackUrls"]
+    from mcp_tasks_aws.client.auth import CALLBACK_PORT
+
+    assert f"http://localhost:{CALLBACK_PORT}/callback" in defaults
+    server = resources["UserPoolResourceServer"]["Properties"]
+    endpoint = resolver().resolve(stack.template["Outputs"]["McpEndpoint"]["Value"])
+    assert resolver().resolve(server["Identifier"]) == endpoint
+    outputs = {
+        name
+        for name, output in stack.template["Outputs"].items()
+        if output.get("Condition") in (None, "UseOAuth", "CreateCognito")
+    }
+    assert {"UserPoolId", "UserPoolClientId", "SignInDomain", "AuthorizationServer"} <= outputs
 
 
 def test_cfn_lint_is_clean() -> None:

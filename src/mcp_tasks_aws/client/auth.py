@@ -40,11 +40,14 @@ from urllib.parse import parse_qs, urlsplit
 
 import anyio
 from mcp.client.auth import OAuthClientProvider, OAuthFlowError
+from mcp.client.auth.oauth2 import OAuthContext
 from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
     OAuthClientMetadata,
+    OAuthMetadata,
     OAuthToken,
+    ProtectedResourceMetadata,
 )
 from pydantic import AnyUrl, ValidationError
 
@@ -86,6 +89,27 @@ class TokenCache:
         self.server_url = server_url
         digest = hashlib.sha256(server_url.encode()).hexdigest()[:32]
         self.path = (directory or config_dir()) / "tokens" / f"{digest}.json"
+        self._context: OAuthContext | None = None
+
+    def attach(self, context: OAuthContext) -> None:
+        """Keep what the SDK discovered with the tokens, and give it back to a later process.
+
+        The SDK discovers the authorization server only on a 401, so a new process holding an
+        expired token would send its refresh to a guessed `/token` on the MCP server's origin.
+        With the discovered metadata restored, the refresh goes to the real token endpoint.
+        """
+        self._context = context
+        saved = self._read().get("discovered") or {}
+        try:
+            if saved.get("authorization_server"):
+                context.oauth_metadata = OAuthMetadata.model_validate(saved["authorization_server"])
+            if saved.get("resource"):
+                context.protected_resource_metadata = ProtectedResourceMetadata.model_validate(
+                    saved["resource"]
+                )
+        except ValidationError:
+            return  # stale or foreign: the SDK discovers again on the next 401
+        context.auth_server_url = saved.get("authorization_server_url") or None
 
     # the file
 
@@ -135,6 +159,18 @@ class TokenCache:
         data = self._read()
         data["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
         data["expires_at"] = time.time() + tokens.expires_in if tokens.expires_in else None
+        context = self._context
+        if context is not None and context.oauth_metadata is not None:
+            resource = context.protected_resource_metadata
+            data["discovered"] = {
+                "authorization_server": context.oauth_metadata.model_dump(
+                    mode="json", exclude_none=True
+                ),
+                "resource": resource.model_dump(mode="json", exclude_none=True)
+                if resource
+                else None,
+                "authorization_server_url": context.auth_server_url,
+            }
         self._write(data)
 
     def client(self) -> OAuthClientInformationFull | None:
@@ -287,7 +323,8 @@ def oauth_provider(
         client_metadata_url=client_metadata_url,
     )
     # The SDK learns a token's expiry only when it receives it; tell it the cached one's, so a
-    # later process refreshes an expired token instead of sending it.
+    # later process refreshes an expired token instead of sending it (and where to).
+    cache.attach(provider.context)
     expires_at = cache.expires_at()
     if expires_at is not None:
         provider.context.token_expiry_time = expires_at - _EXPIRY_MARGIN_S
@@ -317,6 +354,7 @@ def _remember_client(
 CLIENT_ID_ENV = "MCP_TASKS_CLIENT_ID"
 CLIENT_SECRET_ENV = "MCP_TASKS_CLIENT_SECRET"  # noqa: S105 - the variable's name, not a secret
 CALLBACK_PORT_ENV = "MCP_TASKS_CALLBACK_PORT"
+SIGN_IN_TIMEOUT_ENV = "MCP_TASKS_SIGN_IN_TIMEOUT"
 
 
 def add_sign_in_arguments(parser: argparse.ArgumentParser) -> None:
@@ -357,6 +395,7 @@ def sign_in_defaults(args: argparse.Namespace, env: dict[str, str] | None = None
         "client_secret": env.get(CLIENT_SECRET_ENV) or None,
         "client_metadata_url": None,
         "callback_port": int(env.get(CALLBACK_PORT_ENV) or CALLBACK_PORT),
+        "sign_in_timeout": float(env.get(SIGN_IN_TIMEOUT_ENV) or SIGN_IN_TIMEOUT_S),
     }
     for key, value in values.items():
         if not hasattr(args, key):
@@ -370,6 +409,6 @@ def auth_for(args: argparse.Namespace, err: TextIO = sys.stderr) -> OAuthClientP
         client_id=args.client_id,
         client_secret=args.client_secret,
         client_metadata_url=args.client_metadata_url,
-        callback=LoopbackCallback(port=args.callback_port),
+        callback=LoopbackCallback(port=args.callback_port, timeout=args.sign_in_timeout),
         redirect_handler=open_browser(err),
     )

@@ -35,9 +35,17 @@ def oauth_for_stack(
     values["MCP_TASKS_RESOURCE_URL"] = values["MCP_TASKS_RESOURCE_URL"] or resource
     if values["MCP_TASKS_OAUTH_ISSUER"]:
         return values, None
-    from mcp_tasks_aws.local.oauth_server import LocalAuthorizationServer
+    from mcp_tasks_aws.config import load_toolset
+    from mcp_tasks_aws.local.oauth_server import DEFAULT_SCOPES, LocalAuthorizationServer
 
-    server = LocalAuthorizationServer(values["MCP_TASKS_RESOURCE_URL"]).start()
+    # The server grants what the resource asks for: its own scopes and every tool's.
+    toolset = load_toolset(env.get("MCP_TASKS_TOOLS") or "demo")
+    scopes = {*DEFAULT_SCOPES, *values["MCP_TASKS_OAUTH_SCOPES"].replace(",", " ").split()}
+    scopes |= {scope for spec in toolset.tools.values() for scope in spec.scopes}
+    server = LocalAuthorizationServer(
+        values["MCP_TASKS_RESOURCE_URL"], scopes=tuple(sorted(scopes))
+    )
+    server.start()
     values["MCP_TASKS_OAUTH_ISSUER"] = server.issuer
     values["MCP_TASKS_OAUTH_JWKS_URI"] = f"{server.issuer}/jwks"
     return values, server

@@ -379,6 +379,7 @@ class LocalAuthorizationServer:
             AccessTokens(
                 self.issuer,
                 alg="RS256",
+                refresh_token_generator=_opaque_token,
                 expires_generator=lambda client, grant_type: ACCESS_TOKEN_SECONDS,
             ),
         )
@@ -438,6 +439,10 @@ class LocalAuthorizationServer:
             except OAuth2Error as exc:
                 return _page(f"Cannot sign in: {exc.error} ({exc.description or ''})"), 400
             return server.create_authorization_response(grant_user=user, grant=grant)
+
+
+def _opaque_token(*_: Any, **__: Any) -> str:
+    return secrets.token_urlsafe(32)
 
 
 def _page(body: str) -> str:
