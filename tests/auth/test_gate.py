@@ -10,8 +10,8 @@ import time
 from typing import Any
 
 import pytest
-from conftest import ISSUER, RESOURCE, Issuer, unsigned
 
+from conftest import ISSUER, RESOURCE, Issuer, unsigned
 from mcp_tasks_aws.edge.gate import AuthSettings, Edge, bearer_token
 from mcp_tasks_aws.edge.jwks import KeysUnavailable
 from mcp_tasks_aws.edge.tokens import TokenVerifier
@@ -345,5 +345,6 @@ def test_a_header_value_from_a_client_cannot_break_the_challenge(edge: Edge) -> 
 
     response = Challenge(401, "invalid_token", 'bad "quote"\r\nX-Injected: 1').response()
     header = response.headers["www-authenticate"]
-    assert "\r" not in header and "\n" not in header
+    assert "\r" not in header
+    assert "\n" not in header
     assert json.loads(response.body)["error"] == "invalid_token"

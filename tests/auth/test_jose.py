@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 import pytest
-from conftest import Issuer, b64, unsigned
 from joserfc.jwk import RSAKey
 
+from conftest import Issuer, b64, unsigned
 from mcp_tasks_aws.edge import jose
 
 

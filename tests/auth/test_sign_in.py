@@ -26,7 +26,7 @@ from mcp_tasks_aws.edge.apigw import jwt_principal
 from mcp_tasks_aws.local.server import PROJECT_ROOT, EmbeddedStack
 
 sys.path.insert(0, str(PROJECT_ROOT / "scripts"))
-from headless_browser import sign_in  # noqa: E402
+from headless_browser import sign_in
 
 BROWSER = f"{sys.executable} {PROJECT_ROOT / 'scripts' / 'headless_browser.py'} %s"
 
@@ -110,7 +110,8 @@ async def test_a_tool_scope_the_token_lacks_is_stepped_up(
         # `release` needs `deploy`: the 403 makes the SDK sign in again asking for both
         started = await Tasks(c).start("release", {"service": "api", "version": "1.2"})
     assert len(sign_ins) == 2
-    assert "deploy" in sign_ins[1] and "mcp" in sign_ins[1]
+    assert "deploy" in sign_ins[1]
+    assert "mcp" in sign_ins[1]
     assert isinstance(started, TaskHandle)
 
 

@@ -7,8 +7,8 @@ import time
 from typing import Any
 
 import pytest
-from conftest import ISSUER, JWKS_URI, RESOURCE, Clock, Issuer, unsigned
 
+from conftest import ISSUER, JWKS_URI, RESOURCE, Clock, Issuer, unsigned
 from mcp_tasks_aws.edge import jwks
 from mcp_tasks_aws.edge.jwks import JwksCache, KeysUnavailable
 from mcp_tasks_aws.edge.tokens import TokenRefused, TokenVerifier, scopes_of
@@ -88,8 +88,8 @@ def test_an_unknown_kid_is_refetched_once_then_refused(
     assert issuer.fetches == [JWKS_URI]
     # When a token names a key the issuer does not publish
     issuer.add_key("ghost", publish=False)
+    clock.now += 61
     with pytest.raises(TokenRefused, match="unknown"):
-        clock.now += 61
         verifier.verify(issuer.token("ghost"))
     # Then the keys were fetched again once, and a second made-up kid soon after fetches nothing
     assert issuer.fetches == [JWKS_URI, JWKS_URI]
