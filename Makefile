@@ -17,8 +17,9 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 ## Serve the embedded stack at http://$(HOST):$(PORT)/mcp (Ctrl-C stops it).
+## AUTH=oauth: sign-in required, with a local authorization server next to it.
 run: $(STAMP)
-	HOST=$(HOST) PORT=$(PORT) $(PY) -m mcp_tasks_aws.local.server
+	HOST=$(HOST) PORT=$(PORT) $(if $(AUTH),MCP_TASKS_AUTH_MODE=$(AUTH)) $(PY) -m mcp_tasks_aws.local.server
 
 ## Everything CI runs: lint, unit and contract tests, the conformance suite, official clients.
 test: lint unit conformance interop
@@ -33,6 +34,7 @@ lint: $(STAMP)
 
 conformance: $(STAMP)
 	$(PY) scripts/conformance.py
+	$(PY) scripts/conformance_client.py
 
 ## The official TypeScript SDK 1.x client and the MCP Inspector CLI against the embedded stack.
 interop: $(STAMP)

@@ -14,13 +14,21 @@ Each case is a new `python -c` process timed from spawn to exit; the cases run i
               request costs, the legacy side being built on first use (its next requests
               read the session's state, so they also create the DynamoDB client, as
               `api-task` does).
+- api-oauth:  `api` in AuthMode OAUTH, both requests carrying a bearer token: the first
+              authenticated request of an environment. It imports the crypto, fetches the
+              issuer's keys (from a JWKS this process serves on 127.0.0.1) and checks the
+              signature, issuer, audience and expiry.
+- crypto:     import the `cryptography` primitives the token check uses.
+- pyjwt:      `import jwt` (PyJWT), which loads cryptography's X.509 stack as well: why
+              edge/jose.py uses the primitives instead.
 - floor:      import boto3 and create the DynamoDB and Step Functions clients, the least a
               function using those services pays (no network calls).
 - sdk:        `import mcp.server`, the official MCP SDK's server side.
 - python:     `python -c pass`, the interpreter alone.
 
-Targets: api/floor <= 1.3 and api/sdk <= 0.5. The section is informational (a MISS does not
-fail it), but a child that exits non-zero does: a benchmark of a broken handler is worthless.
+Targets: api/floor <= 1.3, api/sdk <= 0.5, and api-oauth/floor <= 1.0. The section is
+informational (a MISS does not fail it), but a child that exits non-zero does: a benchmark of a
+broken handler is worthless.
 """
 
 from __future__ import annotations
@@ -43,12 +51,13 @@ from common import (
     p90_ms,
 )
 
-TARGETS = {("api", "floor"): 1.3, ("api", "sdk"): 0.5}
+TARGETS = {("api", "floor"): 1.3, ("api", "sdk"): 0.5, ("api-oauth", "floor"): 1.0}
 # Reported beside the targets: the first request that makes a task pays for the clients.
 INFORMATIONAL = {
     ("api-task", "floor"): "first task request",
     ("api-task", "sdk"): "first task request",
     ("api-legacy", "floor"): "a 2025-11-25 initialize",
+    ("pyjwt", "crypto"): "PyJWT against the primitives the token check uses",
 }
 DEFAULT_ROUNDS = 15
 CHILD_TIMEOUT_S = 120
@@ -89,22 +98,6 @@ if not result or result.get("isError") or "content" not in result:
     raise SystemExit(f"tools/call text_stats failed: {call}")
 """
 
-_INITIALIZE = """
-import json
-
-class Context:
-    def __init__(self, fields):
-        self.__dict__.update(fields)
-
-    def get_remaining_time_in_millis(self):
-        return 30_000
-
-job = json.loads(sys.argv[2])
-answer = api.handler(job["events"][0], Context(job["context"]))
-if answer["statusCode"] != 200 or "mcp-session-id" not in answer["headers"]:
-    raise SystemExit(f"initialize failed: {answer}")
-"""
-
 _FORCE_CLIENTS = """
 api.app.store.client.meta  # the first attribute access creates each client
 api.app.runner.client.meta
@@ -121,6 +114,8 @@ boto3.client("stepfunctions", region_name="us-east-1")
 class Case:
     name: str
     argv: list[str]
+    env: dict[str, str] | None = None
+    """The child's environment, when not the deployed function's default."""
     samples: list[float] = field(default_factory=list)
 
 
@@ -128,25 +123,51 @@ class ChildFailed(RuntimeError):
     pass
 
 
-def cases() -> list[Case]:
-    job = json.dumps(
-        {
-            "context": lambda_context_fields(),
-            "events": [
-                mcp_event("server/discover"),
-                mcp_event(
-                    "tools/call",
-                    {"name": "text_stats", "arguments": {"text": "Hello world. Bye."}},
-                    name="text_stats",
-                    rid=2,
-                ),
-            ],
-        }
-    )
+_INITIALIZE = """
+import json
+
+class Context:
+    def __init__(self, fields):
+        self.__dict__.update(fields)
+
+    def get_remaining_time_in_millis(self):
+        return 30_000
+
+job = json.loads(sys.argv[2])
+answer = api.handler(job["events"][0], Context(job["context"]))
+if answer["statusCode"] != 200 or "mcp-session-id" not in answer["headers"]:
+    raise SystemExit(f"initialize failed: {answer}")
+"""
+
+
+_CRYPTO = (
+    "from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa, utils\n"
+    "from cryptography.hazmat.primitives import hashes\n"
+    "from cryptography.exceptions import InvalidSignature\n"
+)
+
+
+def _events(token: str | None = None) -> list[dict[str, object]]:
+    events = [
+        mcp_event("server/discover"),
+        mcp_event(
+            "tools/call",
+            {"name": "text_stats", "arguments": {"text": "Hello world. Bye."}},
+            name="text_stats",
+            rid=2,
+        ),
+    ]
+    if token is not None:
+        for event in events:
+            event["headers"]["authorization"] = f"Bearer {token}"  # type: ignore[index]
+    return events
+
+
+def cases(oauth: OAuthIssuer | None = None) -> list[Case]:
+    job = json.dumps({"context": lambda_context_fields(), "events": _events()})
     initialize = json.dumps({"context": lambda_context_fields(), "events": [legacy_initialize()]})
-    return [
+    measured = [
         Case("api", [PYTHON, "-c", _IMPORT_API + _HANDLE, str(API_HANDLER), job]),
-        Case("api-legacy", [PYTHON, "-c", _IMPORT_API + _INITIALIZE, str(API_HANDLER), initialize]),
         Case("api-import", [PYTHON, "-c", _IMPORT_API, str(API_HANDLER)]),
         Case(
             "api-task",
@@ -155,7 +176,69 @@ def cases() -> list[Case]:
         Case("floor", [PYTHON, "-c", _FLOOR]),
         Case("sdk", [PYTHON, "-c", "import mcp.server"]),
         Case("python", [PYTHON, "-c", "pass"]),
+        Case("api-legacy", [PYTHON, "-c", _IMPORT_API + _INITIALIZE, str(API_HANDLER), initialize]),
+        Case("crypto", [PYTHON, "-c", _CRYPTO]),
+        Case("pyjwt", [PYTHON, "-c", "import jwt"]),
     ]
+    if oauth is not None:
+        oauth_job = json.dumps(
+            {"context": lambda_context_fields(), "events": _events(oauth.token())}
+        )
+        program = _IMPORT_API + _HANDLE
+        measured.append(
+            Case("api-oauth", [PYTHON, "-c", program, str(API_HANDLER), oauth_job], oauth.env)
+        )
+    return measured
+
+
+class OAuthIssuer:
+    """An issuer for the api-oauth case: a signing key, a token for the bench's resource, and
+    the JWKS served on 127.0.0.1 for the children to fetch (stopped with `close`)."""
+
+    RESOURCE = "https://mcp.bench.example/mcp"
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        from joserfc.jwk import KeySet, RSAKey
+
+        self.key = RSAKey.generate_key(2048, parameters={"kid": "bench", "use": "sig"})
+        document = json.dumps(KeySet([self.key]).as_dict(private=False)).encode()
+
+        class Jwks(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(document)))
+                self.end_headers()
+                self.wfile.write(document)
+
+            def log_message(self, format: str, *args: object) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Jwks)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.issuer = f"http://127.0.0.1:{self.server.server_port}"
+        self.env = deployed_environment(
+            MCP_TASKS_AUTH_MODE="oauth",
+            MCP_TASKS_RESOURCE_URL=self.RESOURCE,
+            MCP_TASKS_OAUTH_ISSUER=self.issuer,
+            MCP_TASKS_OAUTH_JWKS_URI=f"{self.issuer}/jwks",
+        )
+
+    def token(self) -> str:
+        from joserfc import jwt
+
+        now = int(time.time())
+        claims = {"iss": self.issuer, "aud": self.RESOURCE, "sub": "bench", "client_id": "b"}
+        claims |= {"iat": now, "exp": now + 24 * 3600, "scope": "mcp"}
+        token: str = jwt.encode({"alg": "RS256", "kid": "bench"}, claims, self.key)
+        return token
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def run_once(case: Case, env: dict[str, str]) -> float:
@@ -163,7 +246,7 @@ def run_once(case: Case, env: dict[str, str]) -> float:
     done = subprocess.run(
         case.argv,
         cwd=PROJECT_ROOT,
-        env=env,
+        env=case.env or env,
         capture_output=True,
         text=True,
         timeout=CHILD_TIMEOUT_S,
@@ -189,7 +272,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace) -> int:
     rounds = max(1, args.rounds)
     env = deployed_environment()
-    measured = cases()
+    oauth = OAuthIssuer()
+    measured = cases(oauth)
     try:
         for case in measured:  # warm-up, not counted: bytecode caches and the page cache
             run_once(case, env)
@@ -199,6 +283,8 @@ def main(args: argparse.Namespace) -> int:
     except (ChildFailed, subprocess.TimeoutExpired) as exc:
         print(f"FAILED {exc}")
         return 1
+    finally:
+        oauth.close()
 
     by_name = {case.name: case for case in measured}
     print(f"{rounds} rounds, interleaved; each sample is one fresh process, spawn to exit")

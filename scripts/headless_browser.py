@@ -67,7 +67,11 @@ def _open(url: str, data: bytes | None = None) -> tuple[int, str, str]:
             return response.status, "", response.read().decode(errors="replace")
     except urllib.error.HTTPError as error:
         location = error.headers.get("location") or ""
-        return error.code, urllib.parse.urljoin(url, location), error.read().decode("replace")
+        return (
+            error.code,
+            urllib.parse.urljoin(url, location),
+            error.read().decode(errors="replace"),
+        )
 
 
 def sign_in(url: str, user: str = "alice") -> None:

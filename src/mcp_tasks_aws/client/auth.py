@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -39,7 +40,12 @@ from typing import Any, TextIO
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
-from mcp.client.auth import OAuthClientProvider, OAuthFlowError
+from mcp.client.auth import (
+    OAuthClientProvider,
+    OAuthFlowError,
+    OAuthRegistrationError,
+    OAuthTokenError,
+)
 from mcp.client.auth.oauth2 import OAuthContext
 from mcp.shared.auth import (
     AuthorizationCodeResult,
@@ -51,8 +57,12 @@ from mcp.shared.auth import (
 )
 from pydantic import AnyUrl, ValidationError
 
+SIGN_IN_ERRORS = (OAuthFlowError, OAuthTokenError, OAuthRegistrationError)
+"""What a failed sign-in raises (the CLI reports them as one line, exit code 3)."""
+
 __all__ = [
     "CALLBACK_PORT",
+    "SIGN_IN_ERRORS",
     "LoopbackCallback",
     "TokenCache",
     "add_sign_in_arguments",
@@ -404,6 +414,9 @@ def sign_in_defaults(args: argparse.Namespace, env: dict[str, str] | None = None
 
 def auth_for(args: argparse.Namespace, err: TextIO = sys.stderr) -> OAuthClientProvider:
     """The sign-in for a command's URL and options (tokens cached per server)."""
+    # The SDK logs a failed flow with its traceback; the command reports it in one line.
+    logging.getLogger("mcp.client.auth").addHandler(logging.NullHandler())
+    logging.getLogger("mcp.client.auth").propagate = False
     return oauth_provider(
         args.url,
         client_id=args.client_id,

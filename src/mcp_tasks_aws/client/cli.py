@@ -61,6 +61,7 @@ from mcp_types import (
 )
 
 from mcp_tasks_aws.client.auth import (
+    SIGN_IN_ERRORS,
     TokenCache,
     add_sign_in_arguments,
     auth_for,
@@ -439,6 +440,8 @@ async def _amain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     code = cli.output.error(
                         "protocol", leaf.message, EXIT_FAILED, code=leaf.code, data=leaf.data
                     )
+                elif isinstance(leaf, SIGN_IN_ERRORS):
+                    code = cli.output.error("sign_in", f"sign-in failed: {leaf}", EXIT_FAILED)
                 elif isinstance(leaf, httpx2.HTTPError | OSError):
                     code = cli.output.error(
                         "connection", f"cannot reach {args.url}: {leaf}", EXIT_FAILED

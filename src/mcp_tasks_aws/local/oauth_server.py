@@ -47,6 +47,21 @@ CODE_SECONDS = 300
 DEFAULT_SCOPES = ("mcp",)
 
 
+class RequiredPkce(CodeChallenge):  # type: ignore[misc]
+    """OAuth 2.1: every authorization request carries an S256 code challenge (Authlib's own
+    `required` only holds for public clients, and only at the token endpoint)."""
+
+    SUPPORTED_CODE_CHALLENGE_METHOD = ["S256"]
+
+    def validate_code_challenge(self, grant: Any, redirect_uri: str) -> None:
+        data = grant.request.payload.data
+        if not data.get("code_challenge"):
+            raise InvalidRequestError("PKCE is required: send code_challenge (S256)")
+        if data.get("code_challenge_method", "plain") != "S256":
+            raise InvalidRequestError("PKCE must use code_challenge_method=S256")
+        super().validate_code_challenge(grant, redirect_uri)
+
+
 class InvalidTarget(OAuth2Error):  # type: ignore[misc]
     """RFC 8707: the requested resource is not one this server issues tokens for."""
 
@@ -331,6 +346,11 @@ class LocalAuthorizationServer:
             def resolve_public_key(self, oauth_request: Any) -> None:
                 return None
 
+            def generate_client_secret(self, oauth_request: Any) -> str | None:
+                # A public client (a CLI, an IDE) asks for no secret and gets none.
+                method = oauth_request.payload.data.get("token_endpoint_auth_method")
+                return None if method == "none" else secrets.token_urlsafe(32)
+
             def get_server_metadata(self) -> dict[str, Any]:
                 return owner.metadata()
 
@@ -350,8 +370,6 @@ class LocalAuthorizationServer:
                     scope=" ".join(owner.scopes),
                     client_name=str(client_metadata.get("client_name", "")),
                 )
-                if method == "none":
-                    client_info["client_secret"] = None
                 with memory.lock:
                     memory.clients[client.client_id] = client
                 return client
@@ -370,7 +388,7 @@ class LocalAuthorizationServer:
 
         server = AuthorizationServer(self.app, query_client=query_client, save_token=save_token)
         server.scopes_supported = list(self.scopes)
-        server.register_grant(CodeGrant, [CodeChallenge(required=True)])
+        server.register_grant(CodeGrant, [RequiredPkce(required=True)])
         server.register_grant(RefreshGrant)
         server.register_endpoint(Registration)
         server.register_extension(Issuer())

@@ -1,0 +1,223 @@
+"""Run the MCP conformance suite's client scenarios against the `mcp-tasks` CLI.
+
+The suite starts a scenario server (for `auth/*`, with a fake authorization server) and runs
+`python scripts/conformance_client.py drive` with the server's URL as last argument and the
+scenario in `$MCP_CONFORMANCE_SCENARIO`. `drive` then does with the real `mcp-tasks` what a user
+would: `mcp-tasks tools URL --json`, and calls the tools listed there (a scenario's own
+arguments where the suite gives them; otherwise values filled in from each tool's schema), each
+call a fresh process. Sign-ins go through the CLI's own code: `$BROWSER` is
+`scripts/headless_browser.py`, the token cache is a fresh directory per scenario, and a
+pre-registered client from the scenario's context becomes `--client-id/--client-secret`.
+
+A check that is FAILURE or WARNING fails the run unless `tests/conformance/client-baseline.json`
+lists it with a reason; a listed check that passes fails the run too (the baseline only
+shrinks). Usage: `python scripts/conformance_client.py [--only SCENARIO ...]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+BASELINE = ROOT / "tests" / "conformance" / "client-baseline.json"
+SPEC_VERSION = "2026-07-28"
+AUTH = [
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+    "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
+    "auth/authorization-server-migration",
+    "auth/iss-supported",
+    "auth/iss-not-advertised",
+    "auth/iss-supported-missing",
+    "auth/iss-wrong-issuer",
+    "auth/iss-unexpected",
+    "auth/iss-normalized",
+    "auth/metadata-issuer-mismatch",
+]
+OTHER = [
+    "tools_call",
+    "request-metadata",
+    "sep-2322-client-request-state",
+    "http-standard-headers",
+    "http-custom-headers",
+    "http-invalid-tool-headers",
+    "json-schema-ref-no-deref",
+    "json-schema-2020-12-preservation",
+]
+SCENARIOS = AUTH + OTHER
+# What a user would type for the suite's fixed tools (as every SDK's conformance client does).
+ARGUMENTS = {"add_numbers": {"a": 5, "b": 3}}
+# An HTTPS client metadata document id, for servers that take one instead of registration.
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
+
+# -- the driver: what the suite runs ------------------------------------------------------------
+
+
+def filler(schema: dict[str, Any]) -> dict[str, Any]:
+    """Values for a tool's required arguments, by type (a person would type something)."""
+    values: dict[str, Any] = {}
+    samples = {"string": "test", "number": 1, "integer": 1, "boolean": True, "object": {}}
+    properties = schema.get("properties") or {}
+    for name in schema.get("required") or []:
+        kind = (properties.get(name) or {}).get("type", "string")
+        values[name] = [] if kind == "array" else samples.get(kind, "test")
+    return values
+
+
+def mcp_tasks(
+    url: str, command: str, *args: str, env: dict[str, str], typed: str = ""
+) -> tuple[int, str]:
+    """Run `mcp-tasks`; `typed` is what the person types at its prompts."""
+    argv = [sys.executable, "-m", "mcp_tasks_aws.client.cli", command, url, *args]
+    print("$ mcp-tasks", command, url, *map(shlex.quote, args), file=sys.stderr, flush=True)
+    done = subprocess.run(argv, env=env, input=typed, capture_output=True, text=True, timeout=60)
+    sys.stderr.write(done.stderr)
+    print(done.stdout, file=sys.stderr, flush=True)
+    return done.returncode, done.stdout
+
+
+# A person answering each question the server asks: accept, then "y" to a yes/no field.
+ANSWERS = "a\ny\n" * 4
+
+
+def call(url: str, tool: str, arguments: dict[str, Any], env: dict[str, str]) -> int:
+    pairs = [f"{key}:={json.dumps(value)}" for key, value in arguments.items()]
+    code, _ = mcp_tasks(url, "call", tool, *pairs, env=env, typed=ANSWERS)
+    return code
+
+
+def drive(url: str) -> int:
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    env = dict(os.environ)
+    env.pop("MCP_TASKS_TOKEN", None)
+    env["MCP_TASKS_CONFIG_DIR"] = tempfile.mkdtemp(prefix="mcp-tasks-conformance-")
+    env["BROWSER"] = f"{sys.executable} {ROOT / 'scripts' / 'headless_browser.py'} %s"
+    env["MCP_TASKS_SIGN_IN_TIMEOUT"] = "20"
+    env["MCP_TASKS_CALLBACK_PORT"] = os.environ.get("CONFORMANCE_CALLBACK_PORT", "33418")
+    if context.get("client_id"):
+        env["MCP_TASKS_CLIENT_ID"] = context["client_id"]
+        if context.get("client_secret"):
+            env["MCP_TASKS_CLIENT_SECRET"] = context["client_secret"]
+    extra = ["--client-metadata-url", CLIENT_METADATA_URL] if scenario == "auth/basic-cimd" else []
+
+    code, listed = mcp_tasks(url, "tools", "--json", *extra, env=env)
+    if code != 0:
+        return code
+    tools = {tool["name"]: tool for tool in json.loads(listed)["tools"]}
+    if scenario == "http-custom-headers":
+        calls = [(c["name"], c.get("arguments") or {}) for c in context.get("toolCalls", [])]
+    elif scenario == "json-schema-2020-12-preservation":
+        focal = next(
+            t for t in tools.values() if "schema" not in t["inputSchema"].get("properties", {})
+        )
+        echo = next(name for name in tools if name != focal["name"])
+        calls = [(echo, {"schema": focal["inputSchema"]})]
+    elif scenario.startswith("auth/"):
+        calls = [(name, filler(tool["inputSchema"])) for name, tool in list(tools.items())[:1]]
+    else:
+        calls = [
+            (name, ARGUMENTS.get(name, filler(tool["inputSchema"]))) for name, tool in tools.items()
+        ]
+    failed = 0
+    for name, arguments in calls:
+        if name in tools or scenario == "http-custom-headers":
+            result = call(url, name, arguments, env)
+            failed = failed or (result if result not in (0, 1) else 0)  # 1: the tool's own error
+    return failed
+
+
+# -- the runner ---------------------------------------------------------------------------------
+
+
+def run_scenario(
+    node: Path, cli: Path, scenario: str, out: Path, port: int
+) -> list[dict[str, Any]]:
+    command = f"{sys.executable} {ROOT / 'scripts' / 'conformance_client.py'} drive"
+    args = [str(node), str(cli), "client", "--command", command, "--scenario", scenario]
+    args += ["--spec-version", SPEC_VERSION, "-o", str(out), "--timeout", "90000"]
+    env = {**os.environ, "CONFORMANCE_CALLBACK_PORT": str(port), "PYTHONPATH": str(ROOT / "src")}
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
+    checks: list[dict[str, Any]] = []
+    for path in out.rglob("checks.json"):
+        checks.extend(json.loads(path.read_text()))
+    if not checks:
+        tail = f"{proc.stdout[-800:]}{proc.stderr[-800:]}"
+        checks = [{"id": "no-checks", "status": "FAILURE", "errorMessage": f"no checks: {tail}"}]
+    return checks
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--only", action="append", help="run only this scenario (repeatable)")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--verbose", action="store_true", help="print every check")
+    args = parser.parse_args()
+    scenarios = args.only or SCENARIOS
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from conformance import ensure_suite
+
+    node, cli = ensure_suite()
+    baseline: dict[str, str] = json.loads(BASELINE.read_text()) if BASELINE.exists() else {}
+    failures: list[str] = []
+    failing: set[str] = set()
+    counts: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(args.jobs) as pool:
+        futures = {
+            scenario: pool.submit(run_scenario, node, cli, scenario, Path(tmp) / str(i), 34300 + i)
+            for i, scenario in enumerate(scenarios)
+        }
+        for scenario, future in futures.items():
+            checks = future.result()
+            bad = [c for c in checks if c["status"] in ("FAILURE", "WARNING")]
+            for check in checks:
+                counts[check["status"]] = counts.get(check["status"], 0) + 1
+                if args.verbose:
+                    print(f"  {check['status']:<8} {check['id']}")
+            print(f"{scenario}: {len(checks) - len(bad)}/{len(checks)} ok", flush=True)
+            for check in bad:
+                key = f"{scenario}:{check['id']}"
+                failing.add(key)
+                if key in baseline:
+                    print(f"  expected {check['status']} {key} ({baseline[key]})")
+                    continue
+                failures.append(f"{check['status']} {key}: {check.get('errorMessage', '')}")
+                print("  " + failures[-1], flush=True)
+    ran = {key for key in baseline if key.split(":")[0] in scenarios}
+    for stale in sorted(ran - failing):
+        failures.append(f"baseline entry now passes, remove it: {stale}")
+        print("  " + failures[-1])
+    summary = ", ".join(f"{n} {status.lower()}" for status, n in sorted(counts.items()))
+    print(f"conformance (client, mcp-tasks): {summary}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "drive":
+        raise SystemExit(drive(sys.argv[-1]))
+    raise SystemExit(main())
