@@ -66,7 +66,7 @@ def sdk_auth(url: str, tmp_path: Path, user: str, sign_ins: list[str]) -> Any:
 
 
 def owner_of(stack: EmbeddedStack, task_id: str) -> str:
-    record = stack.worker.legs.store.get(task_id)
+    record = stack.worker_app.store.get(task_id)
     assert record is not None
     return str(record.owner)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_tasks_aws.config import Settings
-from mcp_tasks_aws.edge.gate import AuthSettings, edge_for
+from mcp_tasks_aws.config import Settings, load_toolset
+from mcp_tasks_aws.edge.gate import edge_for
 from mcp_tasks_aws.tools.registry import ToolSet
 
 
@@ -37,7 +37,8 @@ def test_the_edge_knows_the_configured_tools_scopes() -> None:
         def handle(self, request: object) -> object:
             raise AssertionError("not called")
 
-    edge = edge_for(Settings(tools_module="demo"), Transport(), AuthSettings())  # type: ignore[arg-type]
+    settings = Settings(tools_module="demo")
+    edge = edge_for(settings, Transport(), load_toolset("demo"))  # type: ignore[arg-type]
     assert edge.tool_scopes("release") == {"deploy"}
     assert edge.tool_scopes("text_stats") == frozenset()
     assert edge.all_scopes == ["deploy"]
