@@ -117,7 +117,7 @@ def drive(url: str) -> int:
     env.pop("MCP_TASKS_TOKEN", None)
     env["MCP_TASKS_CONFIG_DIR"] = tempfile.mkdtemp(prefix="mcp-tasks-conformance-")
     env["BROWSER"] = f"{sys.executable} {ROOT / 'scripts' / 'headless_browser.py'} %s"
-    env["MCP_TASKS_SIGN_IN_TIMEOUT"] = "20"
+    env["MCP_TASKS_SIGN_IN_TIMEOUT"] = "30"
     env["MCP_TASKS_CALLBACK_PORT"] = os.environ.get("CONFORMANCE_CALLBACK_PORT", "33418")
     if context.get("client_id"):
         env["MCP_TASKS_CLIENT_ID"] = context["client_id"]
@@ -154,12 +154,21 @@ def drive(url: str) -> int:
 # -- the runner ---------------------------------------------------------------------------------
 
 
-def run_scenario(
-    node: Path, cli: Path, scenario: str, out: Path, port: int
-) -> list[dict[str, Any]]:
+def free_port() -> int:
+    """A loopback port free right now (fixed ones can collide with other processes' ephemeral
+    ports on a shared machine)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def run_scenario(node: Path, cli: Path, scenario: str, out: Path) -> list[dict[str, Any]]:
     command = f"{sys.executable} {ROOT / 'scripts' / 'conformance_client.py'} drive"
     args = [str(node), str(cli), "client", "--command", command, "--scenario", scenario]
     args += ["--spec-version", SPEC_VERSION, "-o", str(out), "--timeout", "90000"]
+    port = free_port()
     env = {**os.environ, "CONFORMANCE_CALLBACK_PORT": str(port), "PYTHONPATH": str(ROOT / "src")}
     proc = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
     checks: list[dict[str, Any]] = []
@@ -189,7 +198,7 @@ def main() -> int:
     counts: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(args.jobs) as pool:
         futures = {
-            scenario: pool.submit(run_scenario, node, cli, scenario, Path(tmp) / str(i), 34300 + i)
+            scenario: pool.submit(run_scenario, node, cli, scenario, Path(tmp) / str(i))
             for i, scenario in enumerate(scenarios)
         }
         for scenario, future in futures.items():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -49,7 +50,11 @@ def stack() -> Iterator[EmbeddedStack]:
         os.environ.update(saved)
 
 
-_ports = iter(range(34100, 34200))
+def free_port() -> int:
+    """A loopback port free right now, for a sign-in's redirect."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def sdk_auth(url: str, tmp_path: Path, user: str, sign_ins: list[str]) -> Any:
@@ -60,7 +65,7 @@ def sdk_auth(url: str, tmp_path: Path, user: str, sign_ins: list[str]) -> Any:
     return oauth_provider(
         url,
         cache=TokenCache(url, tmp_path / user),
-        callback=LoopbackCallback(port=next(_ports), timeout=30),
+        callback=LoopbackCallback(port=free_port(), timeout=30),
         redirect_handler=redirect,
     )
 
@@ -123,7 +128,7 @@ def cli(stack: EmbeddedStack, config: Path, *args: str, browser: str = BROWSER) 
         **os.environ,
         "MCP_TASKS_CONFIG_DIR": str(config),
         "BROWSER": browser,
-        "MCP_TASKS_CALLBACK_PORT": str(next(_ports)),
+        "MCP_TASKS_CALLBACK_PORT": str(free_port()),
         "MCP_TASKS_SIGN_IN_TIMEOUT": "10",
     }
     env.pop("MCP_TASKS_TOKEN", None)

@@ -22,7 +22,7 @@ def _split(raw: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class AuthSettings:
-    """How callers authenticate (see the module docstring), from `MCP_TASKS_AUTH_MODE` & co.
+    """How callers authenticate (what each mode means: `edge.gate`), from the environment.
 
     | variable | meaning | default |
     | --- | --- | --- |
