@@ -41,9 +41,12 @@ def make_handler(app: App) -> LambdaHandler:
     @metrics.log_metrics
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         try:
-            response = edge.handle(event)
+            response = edge.handle(event, context)
         except McpError as exc:  # an event API Gateway should never send (undecodable body)
             response = transport.refuse(exc)
+        except Exception:  # last resort: a JSON-RPC error and a log line, never a crash
+            logger.exception("unhandled error")
+            response = transport.internal_error()
         metrics.add_metric(name=f"Status{response.status // 100}xx", unit=MetricUnit.Count, value=1)
         logger.info("answered", extra={"http_status": response.status})
         return response_to_api(response, context)

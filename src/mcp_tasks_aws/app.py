@@ -21,7 +21,7 @@ from mcp_tasks_aws.aws.stepfunctions import StepFunctionsRunner
 from mcp_tasks_aws.config import Settings, load_toolset
 from mcp_tasks_aws.listen import Listener
 from mcp_tasks_aws.protocol.jsonrpc import Message
-from mcp_tasks_aws.protocol.request_state import RequestStateCodec
+from mcp_tasks_aws.protocol.request_state import RequestStateCodec, SecretSource, StaticSecrets
 from mcp_tasks_aws.protocol.transport import HttpRequest, HttpTransport, LegacyGate
 from mcp_tasks_aws.server import SUPPORTED_VERSIONS, McpServer
 from mcp_tasks_aws.tasks.service import TaskService
@@ -139,9 +139,12 @@ class App:
     # -- the MCP endpoint ---------------------------------------------------------------------
 
     @cached_property
+    def state_secrets(self) -> SecretSource:
+        return state_secrets(self.settings, self.clients)
+
+    @cached_property
     def server(self) -> McpServer:
-        if not self.settings.state_secret:
-            raise RuntimeError("MCP_TASKS_STATE_SECRET is not set (32+ random bytes)")
+        secrets = self.state_secrets
         tasks = self.tasks
         feed = self.change_feed if self.has_tasks else None
         listener = Listener(
@@ -153,7 +156,7 @@ class App:
         )
         return McpServer(
             self.toolset,
-            state_codec=RequestStateCodec(self.settings.state_secret),
+            state_codec=RequestStateCodec(secrets, audience=self.settings.deployment_id),
             page_size=self.settings.page_size,
             list_ttl_ms=self.settings.list_ttl_ms,
             tasks=TasksEndpoint(tasks) if tasks is not None else None,
@@ -167,7 +170,9 @@ class App:
 
         return install_legacy(
             self.server,
-            secret=self.settings.state_secret,
+            # The current state secret (read from Secrets Manager when deployed); sessions
+            # sealed before a rotation end with it (they are re-initialised, not migrated).
+            secret=self.state_secrets.secrets()[0],
             sessions=self.legacy_sessions,
             session_ttl_seconds=self.settings.session_ttl_seconds,
             window_ms=self.settings.listen_window_ms,
@@ -214,6 +219,23 @@ class LazyLegacyGate:
 
     def end(self, http: HttpRequest) -> None:
         self._get().end(http)
+
+
+def state_secrets(settings: Settings, clients: Clients | None = None) -> SecretSource:
+    """Deployed: the Secrets Manager secret, read on first use. Locally: the given value."""
+    if settings.state_secret_arn:
+        from mcp_tasks_aws.aws.secrets import SecretsManagerSecrets
+
+        shared = clients or Clients()
+        return SecretsManagerSecrets(
+            settings.state_secret_arn, lambda: shared.get("secretsmanager")
+        )
+    if not settings.state_secret:
+        raise RuntimeError(
+            "Set MCP_TASKS_STATE_SECRET_ARN (deployed) or MCP_TASKS_STATE_SECRET (32+ random "
+            "bytes, local)"
+        )
+    return StaticSecrets(settings.state_secret)
 
 
 H = TypeVar("H")

@@ -5,7 +5,9 @@ The deployed functions and the embedded stack read the same variables:
 | variable | meaning | default |
 | --- | --- | --- |
 | `MCP_TASKS_TOOLS` | tools module, `package.module` or `package.module:attribute` | `demo` |
-| `MCP_TASKS_STATE_SECRET` | secret for `requestState` HMAC (32+ bytes) | required |
+| `MCP_TASKS_STATE_SECRET_ARN` | Secrets Manager secret signing `requestState` (deployed) | unset |
+| `MCP_TASKS_STATE_SECRET` | that secret's value, 32+ bytes (embedded stack, tests) | unset |
+| `MCP_TASKS_DEPLOYMENT_ID` | binds `requestState` to one deployment (the stack id) | empty |
 | `MCP_TASKS_ALLOWED_ORIGINS` | comma-separated Origin allow-list (DNS rebinding) | none |
 | `MCP_TASKS_MAX_BODY_BYTES` | largest accepted request body | 1 MiB |
 | `MCP_TASKS_PAGE_SIZE` | tools/prompts per `*/list` page | 50 |
@@ -19,6 +21,9 @@ The deployed functions and the embedded stack read the same variables:
 | `MCP_TASKS_LISTEN_WINDOW_MS` | longest `subscriptions/listen` window (< API timeout) | 20000 |
 | `MCP_TASKS_LISTEN_POLL_MS` | how often a listen window reads the store | 500 |
 | `MCP_TASKS_SESSION_TTL_S` | lifetime of a 2025-11-25 session (`Mcp-Session-Id`) | 86400 |
+
+One of the two secret variables is required; the ARN wins when both are set. The template gives
+the deployed API function only the ARN: the value is read from Secrets Manager on first use.
 
 Authentication (`MCP_TASKS_AUTH_MODE` and the OAuth variables) is `auth`, see
 `edge.auth_settings`. `demo` and `conformance` are short names for modules shipped with the
@@ -44,6 +49,8 @@ BUILTIN_TOOL_MODULES = {
 class Settings:
     tools_module: str = "demo"
     state_secret: bytes = b""
+    state_secret_arn: str = ""
+    deployment_id: str = ""
     allowed_origins: frozenset[str] = field(default_factory=frozenset)
     max_body_bytes: int = 1024 * 1024
     page_size: int = 50
@@ -66,6 +73,8 @@ class Settings:
         return cls(
             tools_module=env.get("MCP_TASKS_TOOLS", "demo"),
             state_secret=env.get("MCP_TASKS_STATE_SECRET", "").encode(),
+            state_secret_arn=env.get("MCP_TASKS_STATE_SECRET_ARN", ""),
+            deployment_id=env.get("MCP_TASKS_DEPLOYMENT_ID", ""),
             allowed_origins=frozenset(o.strip() for o in origins.split(",") if o.strip()),
             max_body_bytes=int(env.get("MCP_TASKS_MAX_BODY_BYTES", 1024 * 1024)),
             page_size=int(env.get("MCP_TASKS_PAGE_SIZE", 50)),
@@ -87,14 +96,36 @@ def _optional_int(raw: str) -> int | None:
     return None if raw.strip().lower() in ("", "none", "null", "unlimited") else int(raw)
 
 
+class ToolsModuleError(RuntimeError):
+    """MCP_TASKS_TOOLS names nothing that can be served; the message says what to change."""
+
+
+_HOW = "set MCP_TASKS_TOOLS to package.module or package.module:attribute"
+
+
 def load_toolset(spec: str) -> ToolSet:
     """Import the tools module named by `spec` and return its `ToolSet`."""
     module_name, _, attribute = BUILTIN_TOOL_MODULES.get(spec, spec).partition(":")
-    module = importlib.import_module(module_name)
+    if "/" in module_name or "\\" in module_name or module_name.endswith(".py"):
+        suggestion = module_name.removesuffix(".py").replace("\\", "/").strip("./")
+        raise ToolsModuleError(
+            f"MCP_TASKS_TOOLS={spec!r} is a path; give the module name instead "
+            f"(such as {suggestion.replace('/', '.')!r}), importable from the current directory"
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        # Only the module itself (or its package) missing is a typo; a module that exists but
+        # imports something missing raises as it is, with its own traceback.
+        if exc.name is None or not (module_name + ".").startswith(exc.name + "."):
+            raise
+        raise ToolsModuleError(
+            f"MCP_TASKS_TOOLS={spec!r}: no module named {exc.name!r} "
+            f"(the built-in ones are {', '.join(sorted(BUILTIN_TOOL_MODULES))}; {_HOW})"
+        ) from None
     toolset = getattr(module, attribute or "tools", None)
     if not isinstance(toolset, ToolSet):
-        raise RuntimeError(
-            f"{module_name} has no ToolSet named {attribute or 'tools'!r} "
-            "(set MCP_TASKS_TOOLS to package.module or package.module:attribute)"
+        raise ToolsModuleError(
+            f"{module_name} has no ToolSet named {attribute or 'tools'!r} ({_HOW})"
         )
     return toolset

@@ -10,13 +10,15 @@ method name): the server fills the 2026-07-28 entries, and `legacy.endpoint` reg
 
 Inline calls run here, including multi round-trip requests (MRTR): a tool that asks a question
 answers `input_required` with the outstanding `inputRequests` and a sealed `requestState`
-holding the answers so far; the retried call replays the tool with them.
+holding the answers so far, the step results (encrypted) and the keys just asked; the retried
+call replays the tool with them plus its answers to exactly those keys.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -33,10 +35,13 @@ from mcp_tasks_aws.protocol.errors import (
     MissingClientCapability,
 )
 from mcp_tasks_aws.protocol.jsonrpc import Request, notification_message, result_message
-from mcp_tasks_aws.protocol.request_state import RequestStateCodec, digest
-from mcp_tasks_aws.tools.context import BecomeTask, InputNeeded, ToolContext
+from mcp_tasks_aws.protocol.request_state import RequestStateCodec, SealedRound, digest
+from mcp_tasks_aws.tools.context import STEP_PREFIX, BecomeTask, InputNeeded, ToolContext
+from mcp_tasks_aws.tools.deadline import DeadlineExceeded, time_limit
 from mcp_tasks_aws.tools.invoke import run_prompt, run_tool
-from mcp_tasks_aws.tools.registry import TaskPolicy, ToolSet, ToolSpec
+from mcp_tasks_aws.tools.registry import TaskPolicy, ToolSet, ToolSpec, text_result
+
+logger = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = "2026-07-28"
 SUPPORTED_VERSIONS = [PROTOCOL_VERSION]
@@ -56,6 +61,8 @@ class Call:
     """A legacy call's session context (`legacy.questions.Resumable`); None in 2026-07-28."""
     response_headers: dict[str, str] = field(default_factory=dict)
     """HTTP headers the answer must carry (the `Mcp-Session-Id` an `initialize` issues)."""
+    deadline: float | None = None
+    """`time.monotonic()` by which an inline run must end (from the function's time left)."""
 
     @property
     def capabilities(self) -> m.ClientCapabilities:
@@ -178,14 +185,18 @@ class McpServer:
         return entry
 
     def serve(
-        self, request: Request, meta: m.RequestMeta, principal: str
+        self,
+        request: Request,
+        meta: m.RequestMeta,
+        principal: str,
+        deadline: float | None = None,
     ) -> tuple[dict[str, Any] | Iterator[dict[str, Any]], list[Any]]:
         """Transport entry point: (result message or stream, notifications).
 
         Errors raise McpError. A stream (subscriptions/listen) yields whole messages, the
         last one being the response.
         """
-        call = Call(request=request, principal=principal, meta=meta)
+        call = Call(request=request, principal=principal, meta=meta, deadline=deadline)
         result = self.handle(call)
         if isinstance(result, dict):
             return result_message(request.id, result), call.notifications
@@ -301,24 +312,34 @@ class McpServer:
     def replay_journal(
         self, call: Call, params: m.InputResponseParams, name: str, arguments: Any
     ) -> dict[str, Any]:
-        """The answers a retried request carries: sealed earlier rounds plus this round's."""
-        journal: dict[str, Any] = {}
-        if params.request_state is not None:
-            opened = self.state_codec.open(
-                params.request_state, self._binding(call, name, arguments)
-            )
-            journal.update(opened.get("journal", {}))
-        if params.input_responses:
-            journal.update(params.input_responses)
+        """The journal a retried request replays with: what earlier rounds sealed, plus this
+        round's answers to the questions the state says were asked.
+
+        Only keys sealed as outstanding are taken from `inputResponses`: anything else the
+        client sends (a key never asked, a `step:` entry) is dropped, so client input never
+        reaches step results. Without a state nothing was asked, and nothing is taken.
+        """
+        if params.request_state is None:
+            return {}
+        sealed = self.state_codec.open(params.request_state, self._binding(call, name, arguments))
+        journal = {**sealed.answers, **sealed.steps}
+        responses = params.input_responses or {}
+        for key in sealed.outstanding:
+            if key in responses and not key.startswith(STEP_PREFIX):
+                journal[key] = responses[key]
         return journal
 
     def input_required(
         self, call: Call, name: str, arguments: Any, ctx: ToolContext, need: InputNeeded
     ) -> dict[str, Any]:
-        # Only answers the tool consumed travel on; stray keys in inputResponses are dropped.
-        state = self.state_codec.seal(
-            self._binding(call, name, arguments), {"journal": ctx.consumed_answers}
+        # Only answers the tool consumed travel on; step results travel encrypted.
+        consumed = ctx.consumed_answers
+        sealed = SealedRound(
+            answers={k: v for k, v in consumed.items() if not k.startswith(STEP_PREFIX)},
+            steps={k: v for k, v in consumed.items() if k.startswith(STEP_PREFIX)},
+            outstanding=frozenset(need.requests),
         )
+        state = self.state_codec.seal(self._binding(call, name, arguments), sealed)
         return {
             "resultType": "input_required",
             "inputRequests": need.requests,
@@ -359,7 +380,10 @@ class McpServer:
         # asked through MRTR before the task exists, and their answers go with the task.
         ctx = self.context(call, journal, stop_at_task_boundary=tasks is not None)
         try:
-            result = run_tool(spec, params.arguments, ctx)
+            with time_limit(call.deadline):
+                result = run_tool(spec, params.arguments, ctx)
+        except DeadlineExceeded:
+            return {"resultType": "complete", **_out_of_time(spec, opted_in)}
         except InputNeeded as need:
             return self.input_required(call, spec.name, params.arguments, ctx, need)
         except BecomeTask:
@@ -377,10 +401,23 @@ class McpServer:
         journal = self.replay_journal(call, params, spec.name, params.arguments)
         ctx = self.context(call, journal)
         try:
-            result = run_prompt(spec, params.arguments, ctx)
+            with time_limit(call.deadline):
+                result = run_prompt(spec, params.arguments, ctx)
+        except DeadlineExceeded as exc:
+            logger.warning("prompt %s ran out of time inline", spec.name)
+            raise McpError(f"Prompt {spec.name} did not finish in time") from exc
         except InputNeeded as need:
             return self.input_required(call, spec.name, params.arguments, ctx, need)
         return {"resultType": "complete", **result}
+
+
+def _out_of_time(spec: ToolSpec, opted_in: bool) -> dict[str, Any]:
+    """The isError result of an inline run stopped at its deadline, saying what to do."""
+    logger.warning("tool %s ran out of time inline", spec.name)
+    message = f"Tool {spec.name} did not finish in time: an inline call must answer first."
+    if spec.task is not TaskPolicy.INLINE and not opted_in:
+        message += f" Declare the {m.TASKS_EXTENSION} extension to run it as a task."
+    return text_result(message, is_error=True)
 
 
 def _list_capability(list_changed: bool | None) -> dict[str, Any]:

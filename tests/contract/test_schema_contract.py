@@ -165,6 +165,26 @@ def _call(tool: str, arguments: dict[str, Any] | None = None, **kwargs: Any) -> 
     return lambda c: c.conformance.call_tool(tool, arguments or {}, **kwargs)
 
 
+def _answered(tool: str, responses: dict[str, Any]) -> Produce:
+    """Round 1 asks; round 2 answers with `responses` and the state round 1 sealed."""
+
+    def produce(c: Clients) -> HttpResponse:
+        first = c.conformance.call_tool(tool, {}).json["result"]
+        extra = {"inputResponses": responses, "requestState": first["requestState"]}
+        return c.conformance.call_tool(tool, {}, extra_params=extra)
+
+    return produce
+
+
+def _prompt_answered(name: str, responses: dict[str, Any]) -> Produce:
+    def produce(c: Clients) -> HttpResponse:
+        first = c.conformance.request("prompts/get", {"name": name}).json["result"]
+        params = {"name": name, "inputResponses": responses, "requestState": first["requestState"]}
+        return c.conformance.request("prompts/get", params)
+
+    return produce
+
+
 def _demo_call(tool: str, arguments: dict[str, Any], **kwargs: Any) -> Produce:
     return lambda c: c.demo.call_tool(tool, arguments, **kwargs)
 
@@ -229,10 +249,7 @@ RESULTS: list[tuple[str, Produce, str, str, str]] = [
     ),
     (
         "call-after-input",
-        _call(
-            "test_input_required_result_elicitation",
-            extra_params={"inputResponses": {"user_name": ALICE}},
-        ),
+        _answered("test_input_required_result_elicitation", {"user_name": ALICE}),
         "CallToolResult",
         "CallToolResultResponse",
         "complete",
@@ -299,14 +316,9 @@ RESULTS: list[tuple[str, Produce, str, str, str]] = [
     ),
     (
         "prompts-get-after-input",
-        lambda c: c.conformance.request(
-            "prompts/get",
-            {
-                "name": "test_input_required_result_prompt",
-                "inputResponses": {
-                    "user_context": {"action": "accept", "content": {"context": "C"}}
-                },
-            },
+        _prompt_answered(
+            "test_input_required_result_prompt",
+            {"user_context": {"action": "accept", "content": {"context": "C"}}},
         ),
         "GetPromptResult",
         "GetPromptResultResponse",
@@ -475,10 +487,7 @@ ERRORS: list[tuple[str, Produce, int, str]] = [
     ),
     (
         "malformed-answer",
-        _call(
-            "test_input_required_result_elicitation",
-            extra_params={"inputResponses": {"user_name": 12345}},
-        ),
+        _answered("test_input_required_result_elicitation", {"user_name": 12345}),
         200,
         "InvalidParamsError",
     ),

@@ -87,11 +87,16 @@ def _numbered_toolset(count: int) -> ToolSet:
     return toolset
 
 
+def _state_payload(state: str) -> dict[str, Any]:
+    body = state.split(".")[2]
+    payload: dict[str, Any] = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+    return payload
+
+
 def _journal(state: str) -> dict[str, Any]:
-    body = state.split(".")[1]
-    payload = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-    journal: dict[str, Any] = payload["d"]["journal"]
-    return journal
+    """The answers a state carries in clear."""
+    answers: dict[str, Any] = _state_payload(state)["a"]
+    return answers
 
 
 def _text(result: dict[str, Any]) -> str:
@@ -402,13 +407,38 @@ def test_elicitation_round_trip_with_request_state(client: McpClient) -> None:
     assert _text(second.json["result"]) == "Hello, Alice!"
 
 
-def test_elicitation_round_trip_without_request_state(client: McpClient) -> None:
-    second = _retry(client, ELICIT_TOOL, responses={"user_name": ACCEPT_ALICE})
-    assert _text(second.json["result"]) == "Hello, Alice!"
+def _answer(
+    client: McpClient,
+    name: str,
+    responses: Any,
+    *,
+    arguments: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Round 1 (the tool asks), then round 2 with `responses` and the state round 1 sealed."""
+    first = client.tool_result(name, arguments, **kwargs)
+    assert first["resultType"] == "input_required", first
+    return _retry(
+        client,
+        name,
+        responses=responses,
+        state=first["requestState"],
+        arguments=arguments,
+        **kwargs,
+    )
+
+
+def test_answers_without_request_state_are_not_taken(client: McpClient) -> None:
+    # Given a first call that carries answers but no state (nothing was asked yet)
+    response = _retry(client, ELICIT_TOOL, responses={"user_name": ACCEPT_ALICE})
+    # Then the answers are not taken: the question is asked
+    result = response.json["result"]
+    assert result["resultType"] == "input_required"
+    assert list(result["inputRequests"]) == ["user_name"]
 
 
 def test_declined_elicitation_reaches_the_tool(client: McpClient) -> None:
-    second = _retry(client, ELICIT_TOOL, responses={"user_name": {"action": "decline"}})
+    second = _answer(client, ELICIT_TOOL, {"user_name": {"action": "decline"}})
     assert _text(second.json["result"]) == "Hello, stranger!"
 
 
@@ -426,10 +456,10 @@ def test_unanswered_question_is_asked_again(client: McpClient, responses: Any) -
 
 
 def test_extra_keys_are_ignored_and_not_carried(client: McpClient) -> None:
-    result = _retry(
+    result = _answer(
         client,
         "test_input_required_result_multi_round",
-        responses={"step1": ACCEPT_ALICE, "stray": {"action": "accept"}},
+        {"step1": ACCEPT_ALICE, "stray": {"action": "accept"}},
     ).json["result"]
     assert list(result["inputRequests"]) == ["step2"]
     assert set(_journal(result["requestState"])) == {"step1"}
@@ -441,7 +471,7 @@ def test_extra_keys_are_ignored_and_not_carried(client: McpClient) -> None:
     ids=["number", "string", "bad-action", "no-action", "list"],
 )
 def test_malformed_answer_is_an_error_not_a_completion(client: McpClient, answer: Any) -> None:
-    response = _retry(client, ELICIT_TOOL, responses={"user_name": answer})
+    response = _answer(client, ELICIT_TOOL, {"user_name": answer})
     error = client.error(response)
     assert error["code"] == -32602
 
@@ -498,10 +528,10 @@ def test_partial_answers_to_simultaneous_questions_are_kept(client: McpClient) -
 
 
 def test_sampling_and_roots_round_trips(client: McpClient) -> None:
-    sampled = _retry(
+    sampled = _answer(
         client,
         "test_input_required_result_sampling",
-        responses={
+        {
             "capital_question": {
                 "role": "assistant",
                 "content": {"type": "text", "text": "Paris"},
@@ -510,10 +540,10 @@ def test_sampling_and_roots_round_trips(client: McpClient) -> None:
         },
     )
     assert _text(sampled.json["result"]) == "The model answered: Paris"
-    roots = _retry(
+    roots = _answer(
         client,
         "test_input_required_result_list_roots",
-        responses={"client_roots": {"roots": [{"uri": "file:///a"}, {"uri": "file:///b"}]}},
+        {"client_roots": {"roots": [{"uri": "file:///a"}, {"uri": "file:///b"}]}},
     )
     assert _text(roots.json["result"]) == "Roots: file:///a, file:///b"
 

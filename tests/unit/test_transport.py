@@ -415,7 +415,9 @@ class _ExplodingServer:
 
         return Meta()
 
-    def serve(self, request: Request, meta: Any, principal: str) -> Any:
+    def serve(
+        self, request: Request, meta: Any, principal: str, deadline: float | None = None
+    ) -> Any:
         if request.method == "boom":
             raise RuntimeError("secret database password is hunter2")
         raise InvalidParams("bad params")
@@ -446,7 +448,9 @@ def test_principal_reaches_the_server() -> None:
     principals: list[str] = []
 
     class Recorder(_ExplodingServer):
-        def serve(self, request: Request, meta: Any, principal: str) -> Any:
+        def serve(
+            self, request: Request, meta: Any, principal: str, deadline: float | None = None
+        ) -> Any:
             principals.append(principal)
             return {"jsonrpc": "2.0", "id": request.id, "result": {"resultType": "complete"}}, []
 
@@ -465,3 +469,40 @@ def test_principal_reaches_the_server() -> None:
     )
     assert response.status == 200
     assert principals == ["jwt:iss|alice|app"]
+
+
+class _KnownMethods(_ExplodingServer):
+    def has_method(self, method: str) -> bool:
+        return method == "tools/list"
+
+
+def test_unknown_methods_are_logged_as_unknown_and_long_ids_truncated() -> None:
+    # Given a request with a 500 KB method and a 400 KB id
+    seen: list[tuple[str, Any]] = []
+    transport = HttpTransport(
+        _KnownMethods(),
+        supported_versions=[PROTOCOL_VERSION],
+        on_request=lambda method, rid: seen.append((method, rid)),
+    )
+    huge_method, huge_id = "m" * 500_000, "i" * 400_000
+    body = {"jsonrpc": "2.0", "id": huge_id, "method": huge_method, "params": {}}
+    response = McpClient(transport).send(body, headers={"mcp-method": huge_method})
+    # Then it answers -32601, and what reaches the log context is small
+    assert response.status == 404
+    assert len(response.json["error"]["message"]) < 100
+    [(method, rid)] = seen
+    assert method == "unknown"
+    assert len(str(rid)) <= 70
+    assert str(rid).startswith("iii")
+
+
+def test_known_methods_and_short_ids_are_logged_as_they_are() -> None:
+    seen: list[tuple[str, Any]] = []
+    transport = HttpTransport(
+        _KnownMethods(),
+        supported_versions=[PROTOCOL_VERSION],
+        on_request=lambda method, rid: seen.append((method, rid)),
+    )
+    McpClient(transport).request("tools/list", {}, rid=7)
+    McpClient(transport).request("tools/list", {}, rid="a" * 64)
+    assert seen == [("tools/list", 7), ("tools/list", "a" * 64)]

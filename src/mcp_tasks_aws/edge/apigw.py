@@ -11,12 +11,15 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import time
 from typing import Any, Protocol
 
 from mcp_tasks_aws.protocol.errors import InvalidRequest
 from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse
 
 ANONYMOUS = "anonymous"
+RESPONSE_MARGIN_S = 1.5
+"""Time kept, before the function's own timeout, to send an inline call's answer."""
 
 
 class Unidentified(InvalidRequest):
@@ -105,10 +108,12 @@ def scopes_of_authorizer(event: dict[str, Any]) -> frozenset[str] | None:
     return frozenset(str(parsed).split())
 
 
-def request_from_event(event: dict[str, Any]) -> HttpRequest:
-    """Build the transport's request from a payload-v2 event."""
-    context = event.get("requestContext") or {}
-    method = (context.get("http") or {}).get("method") or event.get("httpMethod") or "GET"
+def request_from_event(event: dict[str, Any], lambda_context: Any = None) -> HttpRequest:
+    """Build the transport's request from a payload-v2 event (and the Lambda context, whose
+    time left sets the request's deadline)."""
+    request_context = event.get("requestContext") or {}
+    http = request_context.get("http") or {}
+    method = http.get("method") or event.get("httpMethod") or "GET"
     headers = {str(k).lower(): str(v) for k, v in (event.get("headers") or {}).items()}
     raw = event.get("body") or ""
     if event.get("isBase64Encoded"):
@@ -118,7 +123,17 @@ def request_from_event(event: dict[str, Any]) -> HttpRequest:
             raise InvalidRequest("Invalid base64 body") from exc
     else:
         body = raw.encode()
-    return HttpRequest(method=method, headers=headers, body=body, principal=principal_of(event))
+    deadline = None
+    remaining = getattr(lambda_context, "get_remaining_time_in_millis", None)
+    if remaining is not None:
+        deadline = time.monotonic() + remaining() / 1000 - RESPONSE_MARGIN_S
+    return HttpRequest(
+        method=method,
+        headers=headers,
+        body=body,
+        principal=principal_of(event),
+        deadline=deadline,
+    )
 
 
 class ResponseStream(Protocol):

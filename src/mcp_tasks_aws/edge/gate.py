@@ -114,13 +114,13 @@ class Edge:
         self.all_scopes = sorted({*settings.scopes, *all_scopes})
         self.verifier = verifier
 
-    def handle(self, event: dict[str, Any]) -> HttpResponse:
+    def handle(self, event: dict[str, Any], lambda_context: Any = None) -> HttpResponse:
         if self.settings.mode == "oauth":
             path = _path_of(event)
             if path in self.settings.metadata_paths:
                 return self.metadata_response(event)
         try:
-            request = request_from_event(event)
+            request = request_from_event(event, lambda_context)
         except Unidentified as exc:
             return Challenge(401, "invalid_token", exc.message).response()
         granted: frozenset[str] | None = None

@@ -1,6 +1,11 @@
 """JSON-RPC 2.0 framing: classify an incoming message and build outgoing ones.
 
 Batches are not part of MCP since 2025-06-18 and are refused as invalid requests.
+
+Parsing refuses (-32700) what JSON's grammar allows but nothing downstream can hold: nesting
+deeper than `MAX_DEPTH` (deep enough for any real request; much deeper would exhaust the
+interpreter's recursion limit in whatever walks it next), and strings with lone UTF-16
+surrogates (`"\ud800"`), which are not Unicode text and cannot be encoded to UTF-8 later.
 """
 
 from __future__ import annotations
@@ -40,11 +45,42 @@ class ClientResponse:
 Message = Request | Notification | ClientResponse
 
 
+MAX_DEPTH = 64
+
+
 def parse_json(body: bytes) -> Any:
     try:
-        return json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise ParseError("Parse error: the body is not valid JSON") from exc
+    _check_parsed(data)
+    return data
+
+
+def _check_parsed(data: Any) -> None:
+    """Depth and text checks over a decoded document, without recursion."""
+    pending: list[tuple[Any, int]] = [(data, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, str):
+            _check_text(value)
+        elif isinstance(value, dict | list):
+            if depth > MAX_DEPTH:
+                raise ParseError(f"Parse error: JSON nested deeper than {MAX_DEPTH} levels")
+            if isinstance(value, dict):
+                for key in value:
+                    _check_text(key)
+                pending.extend((child, depth + 1) for child in value.values())
+            else:
+                pending.extend((child, depth + 1) for child in value)
+
+
+def _check_text(text: str) -> None:
+    if not text.isascii():
+        try:
+            text.encode()
+        except UnicodeEncodeError as exc:
+            raise ParseError("Parse error: a string holds a lone UTF-16 surrogate") from exc
 
 
 def request_id_of(data: Any) -> RequestId | None:

@@ -72,6 +72,8 @@ class HttpRequest:
     headers: dict[str, str]  # lower-cased names
     body: bytes
     principal: str = "anonymous"
+    deadline: float | None = None
+    """`time.monotonic()` by which the answer must be on its way (None: no limit)."""
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
@@ -108,7 +110,7 @@ class RpcServer(Protocol):
         ...
 
     def serve(
-        self, request: Request, meta: Any, principal: str
+        self, request: Request, meta: Any, principal: str, deadline: float | None = None
     ) -> tuple[dict[str, Any] | Iterator[dict[str, Any]], list[Any]]:
         """Answer a request: (result message, notifications to send before it), or
         (an iterator of whole messages, []) for a streamed method.
@@ -182,6 +184,15 @@ def _sse_response(messages: list[dict[str, Any]]) -> HttpResponse:
     return HttpResponse(200, dict(_SSE_HEADERS), events.encode())
 
 
+_LOGGED_ID_CHARS = 64
+
+
+def loggable_id(rid: Any) -> Any:
+    """A request id as logs may carry it: ids are the client's, and may be huge."""
+    text = str(rid)
+    return rid if len(text) <= _LOGGED_ID_CHARS else text[:_LOGGED_ID_CHARS] + "..."
+
+
 def _sse_stream(rid: Any, messages: Iterator[Any]) -> Iterator[bytes]:
     try:
         for message in messages:
@@ -189,7 +200,7 @@ def _sse_stream(rid: Any, messages: Iterator[Any]) -> Iterator[bytes]:
     except Exception as exc:
         # The headers are sent already: the error becomes the stream's last message.
         if not isinstance(exc, McpError):
-            logger.exception("stream for request %s failed", rid)
+            logger.exception("stream for request %s failed", loggable_id(rid))
         error, _ = to_error_object(exc)
         yield _sse_event(error_message(rid, error)).encode()
 
@@ -239,6 +250,11 @@ class HttpTransport:
         """The answer to a request that could not even be read (as a JSON-RPC error)."""
         return _error(exc.http_status, exc)
 
+    def internal_error(self) -> HttpResponse:
+        """The last-resort answer when serving failed in a way nothing else caught."""
+        error, status = to_error_object(Exception())
+        return _json_response(status, error_message(None, error))
+
     def origin_allowed(self, origin: str | None) -> bool:
         # Requests without Origin come from non-browser clients; DNS rebinding needs a browser.
         return origin is None or origin in self.allowed_origins
@@ -277,15 +293,17 @@ class HttpTransport:
         if isinstance(message, Notification | ClientResponse):
             return HttpResponse(202)
 
+        known = self.server.has_method(message.method)
         if self.on_request is not None:
-            self.on_request(message.method, message.id)
+            # What the client sent is logged only once it is known to be small.
+            self.on_request(message.method if known else "unknown", loggable_id(message.id))
         try:
             # Order matters and is what the spec's conformance suite checks: an unknown method
             # is -32601 whatever else is wrong; a malformed _meta is -32602 before headers are
             # compared; a header that disagrees with the body (-32020) wins over an
             # unsupported version (-32022).
-            if not self.server.has_method(message.method):
-                raise MethodNotFound(f"Method not found: {message.method}")
+            if not known:
+                raise MethodNotFound(f"Method not found: {message.method[:_LOGGED_ID_CHARS]}")
             if self.legacy is not None and in_session:
                 raise SessionNotAllowed(
                     "A 2026-07-28 request must not carry Mcp-Session-Id: sessions belong to "
@@ -295,8 +313,12 @@ class HttpTransport:
             version = meta.protocol_version
             self.check_headers(http, message, version)
             if version not in self.supported_versions:
-                raise UnsupportedProtocolVersion(version, self.supported_versions)
-            response, notifications = self.server.serve(message, meta, http.principal)
+                raise UnsupportedProtocolVersion(
+                    version[:_LOGGED_ID_CHARS], self.supported_versions
+                )
+            response, notifications = self.server.serve(
+                message, meta, http.principal, http.deadline
+            )
         except McpError as exc:
             return _error(exc.http_status, exc, message.id)
         except Exception:

@@ -15,8 +15,10 @@ Invariants:
   given explicitly; a key is asked at most once per leg, so no key is reused within a task;
 - asking for a capability the client did not declare raises -32021 naming that capability;
 - recorded answers are validated against the shape of what was asked before a tool sees them;
-- `ctx.step(name, fn)` results are journalled like answers (keys `step:<name>`), so a replay
-  returns them instead of running `fn` again.
+- `ctx.step(name, fn)` results are journalled like answers (keys `step:<name>`, a namespace no
+  question may use), so a replay returns them instead of running `fn` again;
+- a question must be awaited: using an un-awaited one as an answer, or returning while one was
+  never awaited, is a bug in the tool and fails the call loudly (:class:`UnawaitedQuestion`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from mcp_tasks_aws.protocol.errors import InvalidParams, MissingClientCapability
+from mcp_tasks_aws.protocol.errors import InternalError, InvalidParams, MissingClientCapability
 from mcp_tasks_aws.protocol.models import ClientCapabilities
 
 ELICIT = "elicitation/create"
@@ -49,6 +51,17 @@ class InputNeeded(Exception):
 
 class BecomeTask(Exception):
     """Control flow: a tool's inline prelude is done (`ctx.run_as_task()`); make it a task."""
+
+
+class UnawaitedQuestion(InternalError):
+    """A tool created a question (`ctx.elicit(...)`, ...) and never awaited it."""
+
+    def __init__(self, method: str) -> None:
+        call = {ELICIT: "ctx.elicit", SAMPLE: "ctx.sample", LIST_ROOTS: "ctx.list_roots"}[method]
+        super().__init__(
+            f"Tool bug: {call}(...) was not awaited, so the question was never asked; "
+            f"write `answer = await {call}(...)`"
+        )
 
 
 class _Answer(BaseModel):
@@ -131,6 +144,13 @@ class PendingInput(Generic[AnswerT]):
         answer: AnswerT = answers[0]
         return answer
 
+    def __getattr__(self, name: str) -> Any:
+        # Reached only for names a PendingInput lacks: `.accepted`, `.content`, `.text`...
+        # are an answer's, read off a question that was never awaited.
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise UnawaitedQuestion(self.method)
+
 
 class ToolContext:
     """What a running tool can see and do. Created per leg by the inline path or the worker."""
@@ -158,6 +178,7 @@ class ToolContext:
         self._keys_used: set[str] = set()
         self._consumed: dict[str, Any] = {}
         self._new_steps: dict[str, Any] = {}
+        self._unawaited: dict[str, str] = {}  # question key -> method, until it is awaited
         self._stop_at_task_boundary = stop_at_task_boundary
 
     # -- what the client declared -------------------------------------------------------------
@@ -219,6 +240,8 @@ class ToolContext:
 
     async def ask_all(self, *pending: PendingInput[Any]) -> tuple[Any, ...]:
         """Ask several questions at once: all are outstanding together until all are answered."""
+        for p in pending:
+            self._unawaited.pop(p.key, None)
         answered = [p for p in pending if p.key in self._journal]
         answers = {p.key: validate_answer(p.method, self._journal[p.key]) for p in answered}
         # Answers to some of the questions are kept even when others are still open, so a
@@ -250,6 +273,11 @@ class ToolContext:
         self._new_steps[key] = value
         self._consumed[key] = value
         return value
+
+    def ensure_questions_awaited(self) -> None:
+        """The tool returned: a question it created but never awaited is a bug, said loudly."""
+        if self._unawaited:
+            raise UnawaitedQuestion(next(iter(self._unawaited.values())))
 
     @property
     def new_steps(self) -> dict[str, Any]:
@@ -303,10 +331,13 @@ class ToolContext:
             raise MissingClientCapability({capability: {}})
         if key is None:
             key = self._site_key(method)
+        elif key.startswith(STEP_PREFIX):
+            raise ValueError(f"input key {key!r} uses the {STEP_PREFIX!r} prefix kept for steps")
         if key in self._keys_used:
             # Two questions under one key would make an answer ambiguous (and reuse a key).
             raise ValueError(f"input key {key!r} is asked twice in one run of the tool")
         self._keys_used.add(key)
+        self._unawaited[key] = method
         return PendingInput(self, key, method, params)
 
     def _site_key(self, method: str) -> str:

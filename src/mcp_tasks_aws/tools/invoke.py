@@ -6,7 +6,10 @@ Used by the inline path (in the API function) and by the task worker alike. What
 - an :class:`McpError` for protocol faults (a capability the client lacks, a bad answer).
 
 Tool failures are results, not protocol errors: invalid arguments and exceptions raised by the
-tool become `isError: true` results the model can read and correct.
+tool become `isError: true` results the model can read and correct. Only text the project or
+the tool author wrote for the client reaches it: a `ToolError`'s message and our wording of a
+validation failure. Any other exception's text (a botocore message with ARNs, a codec error
+quoting data) stays in the logs; the client reads that the tool failed.
 """
 
 from __future__ import annotations
@@ -52,20 +55,26 @@ def run_tool(spec: ToolSpec, arguments: dict[str, Any] | None, ctx: ToolContext)
         kwargs[spec.context_param] = ctx
     try:
         value = _call(spec.fn, spec.is_async, kwargs)
+        ctx.ensure_questions_awaited()
     except (InputNeeded, BecomeTask, McpError):
         raise
     except ToolError as exc:
         return text_result(str(exc), is_error=True)
     except Exception as exc:
-        # The tool author's own message helps the model correct itself; the traceback stays
-        # in our logs. (Arguments and answers are never logged.)
+        # The traceback stays in our logs (arguments and answers are never logged); a message
+        # meant for the model is a ToolError's.
         logger.exception("tool %s raised %s", spec.name, type(exc).__name__)
-        return text_result(f"Tool {spec.name} failed: {exc}", is_error=True)
+        return text_result(
+            f"Tool {spec.name} failed with an internal error (see the server logs)", is_error=True
+        )
     try:
         return spec.structure(value)
-    except (ValidationError, TypeError) as exc:
+    except (ValidationError, TypeError):
         logger.exception("tool %s returned a value that does not match its annotation", spec.name)
-        return text_result(f"Tool {spec.name} returned an invalid result: {exc}", is_error=True)
+        return text_result(
+            f"Tool {spec.name} returned a result that does not match its declared return type",
+            is_error=True,
+        )
 
 
 def run_prompt(
@@ -81,7 +90,9 @@ def run_prompt(
     if spec.context_param:
         kwargs[spec.context_param] = ctx
     try:
-        return spec.structure(_call(spec.fn, spec.is_async, kwargs))
+        value = _call(spec.fn, spec.is_async, kwargs)
+        ctx.ensure_questions_awaited()
+        return spec.structure(value)
     except (InputNeeded, BecomeTask, McpError):
         raise
     except Exception as exc:
