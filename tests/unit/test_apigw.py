@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from mcp_tasks_aws.edge.apigw import (
     ANONYMOUS,
     Unidentified,
+    RESPONSE_MARGIN_S,
     principal_of,
     request_from_event,
     response_to_api,
@@ -238,3 +240,16 @@ def test_response_to_api_for_an_empty_202() -> None:
         "body": "",
         "isBase64Encoded": False,
     }
+
+
+def test_the_lambda_context_sets_the_request_deadline() -> None:
+    class Context:
+        def get_remaining_time_in_millis(self) -> int:
+            return 10_000
+
+    before = time.monotonic()
+    request = request_from_event({"body": "{}"}, Context())
+    assert request.deadline is not None
+    # The time left, less a margin to send the answer.
+    assert before + 10 - RESPONSE_MARGIN_S <= request.deadline <= time.monotonic() + 10
+    assert request_from_event({"body": "{}"}).deadline is None

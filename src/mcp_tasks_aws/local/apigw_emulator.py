@@ -104,6 +104,9 @@ class LocalLambdaContext:
     log_stream_name: str = "local"
     response_stream: Any = None
     """A sink for streamed responses (see `edge.apigw.ResponseStream`); Lambda has none."""
+    timeout_s: float = 30.0
+    """The function's timeout (the template's `Timeout`); the time left counts down from it."""
+    started: float = field(default_factory=time.monotonic)
 
     def get_remaining_time_in_millis(self) -> int:
-        return 30_000
+        return max(0, int((self.started + self.timeout_s - time.monotonic()) * 1000))

@@ -6,7 +6,9 @@
   `DefinitionSubstitutions` resolved, run by moto's interpreter (`execute_state_machine`).
 - Lambda: moto cannot run code without Docker, so `lambda:invoke` from the state machine is
   routed to the real handler modules, in-process (exceptions become the `Unhandled` error
-  envelope AWS returns, so Retry/Catch behave as deployed).
+  envelope AWS returns, so Retry/Catch behave as deployed), under each function's `Timeout`
+  from the template (`function_timeouts`): a handler still running then is interrupted and the
+  invoker gets Lambda's `Sandbox.Timedout` error.
 - EventBridge: moto does not deliver "Execution Status Change" events, so a watcher thread
   polls for FAILED / TIMED_OUT / ABORTED executions and calls the reconcile handler with the
   event shape EventBridge would deliver.
@@ -23,6 +25,7 @@ import secrets
 import threading
 import time
 import traceback
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +33,8 @@ from typing import Any
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
+DEFAULT_TIMEOUT_S = 3.0
+"""Lambda's own default when a function sets no Timeout."""
 logger = logging.getLogger("mcp_tasks_aws.local")
 
 Handler = Callable[[dict[str, Any], Any], Any]
@@ -49,9 +54,15 @@ class _InProcessLambdas:
 
     def __init__(self) -> None:
         self.handlers: dict[str, Handler] = {}
+        self.timeouts: dict[str, float] = {}
 
     def invoke(self, function_name: str, body: Any, response_headers: dict[str, str]) -> bytes:
         from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext
+        from mcp_tasks_aws.local.lambda_runtime import (
+            FunctionTimedOut,
+            call_with_timeout,
+            timeout_error,
+        )
 
         name = function_name.rsplit(":function:", 1)[-1].split(":", 1)[0]
         handler = self.handlers.get(name)
@@ -61,8 +72,13 @@ class _InProcessLambdas:
                 {"errorType": "ResourceNotFoundException", "errorMessage": f"no function {name}"}
             ).encode()
         event = json.loads(body) if body else {}
+        timeout = self.timeouts.get(name, DEFAULT_TIMEOUT_S)
+        context = LocalLambdaContext(function_name=name, timeout_s=timeout)
         try:
-            result = handler(event, LocalLambdaContext(function_name=name))
+            result = call_with_timeout(handler, event, context, timeout)
+        except FunctionTimedOut:
+            response_headers["x-amz-function-error"] = "Unhandled"
+            return json.dumps(timeout_error(timeout)).encode()
         except Exception as exc:
             # What Lambda returns for an unhandled exception.
             response_headers["x-amz-function-error"] = "Unhandled"
@@ -199,6 +215,7 @@ class LocalAws:
     state_machine_arn: str
     environment: dict[str, str]
     function_handlers: dict[str, str]  # logical id -> "handlers.module.function"
+    function_timeouts: dict[str, float] = field(default_factory=dict)  # logical id -> seconds
     _mock: Any = None
     _watcher: threading.Thread | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -207,7 +224,9 @@ class LocalAws:
         return f"{self.stack_name}-{logical_id}"
 
     def register(self, logical_id: str, handler: Handler) -> None:
-        LAMBDAS.handlers[self.function_name(logical_id)] = handler
+        name = self.function_name(logical_id)
+        LAMBDAS.handlers[name] = handler
+        LAMBDAS.timeouts[name] = self.function_timeouts.get(logical_id, DEFAULT_TIMEOUT_S)
 
     def watch_executions(self, reconcile: Handler, interval: float = 0.25) -> None:
         """Deliver lost-execution events to `reconcile`, as the template's EventBridge rule does."""
@@ -259,6 +278,7 @@ class LocalAws:
             self._watcher.join(timeout=5)
         for logical_id in self.function_handlers:
             LAMBDAS.handlers.pop(self.function_name(logical_id), None)
+            LAMBDAS.timeouts.pop(self.function_name(logical_id), None)
         if self._mock is not None:
             self._mock.stop()
             self._mock = None
@@ -309,6 +329,7 @@ def start_local_aws(template_path: Path, parameters: dict[str, str] | None = Non
         "AWS::Region": REGION,
         "AWS::AccountId": ACCOUNT,
         "AWS::StackName": stack,
+        "AWS::StackId": f"arn:aws:cloudformation:{REGION}:{ACCOUNT}:stack/{stack}/{uuid.uuid4()}",
         "AWS::URLSuffix": "amazonaws.com",
         "AWS::NoValue": "",
         "TaskTable": table_name,
@@ -368,6 +389,17 @@ def start_local_aws(template_path: Path, parameters: dict[str, str] | None = Non
     for name, value in globals_env.get("Variables", {}).items():
         environment[name] = str(resolve(value))
     environment["MCP_TASKS_STATE_MACHINE_ARN"] = machine_arn
+    function_globals = template.get("Globals", {}).get("Function", {})
+    timeouts = {
+        logical: float(
+            resolve(
+                resources[logical]["Properties"].get(
+                    "Timeout", function_globals.get("Timeout", DEFAULT_TIMEOUT_S)
+                )
+            )
+        )
+        for logical in functions
+    }
     return LocalAws(
         stack_name=stack,
         table_name=table_name,
@@ -375,5 +407,6 @@ def start_local_aws(template_path: Path, parameters: dict[str, str] | None = Non
         state_machine_arn=machine_arn,
         environment=environment,
         function_handlers=functions,
+        function_timeouts=timeouts,
         _mock=mock,
     )

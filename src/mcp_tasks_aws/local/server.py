@@ -1,8 +1,9 @@
-"""The embedded stack: the real Lambda handlers behind a small HTTP server on 127.0.0.1.
+"""The embedded stack: the real Lambda handlers behind uvicorn on 127.0.0.1.
 
 `make run` calls :func:`main`. Each HTTP request becomes the payload-v2 event API Gateway would
-send (with an emulated JWT authorizer), goes to the real `handlers/api.py`, and its answer goes
-back as HTTP. Tests use :class:`EmbeddedStack` the same way, on a free port.
+send (with an emulated JWT authorizer), goes to the real `handlers/api.py` under the function's
+timeout from the template (`local.asgi`), and its answer goes back as HTTP. Tests use
+:class:`EmbeddedStack` the same way, on a free port.
 
 Configuration is the deployed functions' environment (see `mcp_tasks_aws.config`); what the
 cloud would provide (a request-state secret, fake AWS credentials) is filled in here.
@@ -11,25 +12,26 @@ cloud would provide (a request-state secret, fake AWS credentials) is filled in 
 from __future__ import annotations
 
 import argparse
+import errno
 import functools
 import importlib.util
 import logging
 import os
 import secrets
+import socket
 import sys
 import threading
 import warnings
 from collections.abc import Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from mcp_tasks_aws.app import App
 from mcp_tasks_aws.aws.clients import Clients
-from mcp_tasks_aws.config import Settings, load_toolset
+from mcp_tasks_aws.config import Settings, ToolsModuleError, load_toolset
 from mcp_tasks_aws.edge.auth_settings import WELL_KNOWN
-from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
+from mcp_tasks_aws.local.asgi import LambdaHttpApp
 from mcp_tasks_aws.local.auth import oauth_for_stack
 from mcp_tasks_aws.local.aws import REGION, start_local_aws
 
@@ -41,6 +43,7 @@ warnings.filterwarnings("ignore", message="No application metrics to publish")
 MCP_PATH = "/mcp"
 # What API Gateway routes to the API function; the well-known paths exist in AuthMode OAUTH.
 ROUTED_PATHS = frozenset({MCP_PATH, WELL_KNOWN, WELL_KNOWN + MCP_PATH})
+BACKLOG = 2048
 
 
 # Powertools reads its switches from the process environment only. These are the local
@@ -101,91 +104,6 @@ def local_session() -> Any:
     return session
 
 
-class _ChunkedSink:
-    """Writes a streamed response as HTTP/1.1 chunked transfer, flushing each event."""
-
-    def __init__(self, handler: BaseHTTPRequestHandler) -> None:
-        self.handler = handler
-        self.started = False
-
-    def begin(self, status: int, headers: dict[str, str]) -> None:
-        self.started = True
-        self.handler.send_response(status)
-        for name, value in headers.items():
-            self.handler.send_header(name, value)
-        self.handler.send_header("transfer-encoding", "chunked")
-        self.handler.end_headers()
-        self.handler.wfile.flush()
-
-    def write(self, chunk: bytes) -> None:
-        self.handler.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
-        self.handler.wfile.flush()
-
-    def end(self) -> None:
-        self.handler.wfile.write(b"0\r\n\r\n")
-        self.handler.wfile.flush()
-
-
-def _make_request_handler(
-    api_handler: Any, jwt_authorizer: bool = True
-) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        server_version = "mcp-tasks-aws-local"
-
-        def _serve(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            body = self.rfile.read(length) if length else b""
-            if self.path.partition("?")[0] not in ROUTED_PATHS:
-                self._write(404, {"content-type": "text/plain"}, b"Not Found: the endpoint is /mcp")
-                return
-            event = build_event(
-                method=self.command,
-                path=self.path,
-                headers=dict(self.headers.items()),
-                body=body,
-                source_ip=self.client_address[0],
-                jwt_authorizer=jwt_authorizer,
-            )
-            sink = _ChunkedSink(self)
-            try:
-                result = api_handler(event, LocalLambdaContext(response_stream=sink))
-            except (BrokenPipeError, ConnectionResetError):
-                self.close_connection = True  # the client left mid-stream
-                return
-            if sink.started:
-                sink.end()
-                return
-            payload = result.get("body") or ""
-            data = payload.encode() if isinstance(payload, str) else payload
-            self._write(int(result["statusCode"]), result.get("headers") or {}, data)
-
-        def _write(self, status: int, headers: dict[str, str], body: bytes) -> None:
-            self.send_response(status)
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_POST = do_GET = do_DELETE = do_PUT = do_PATCH = do_OPTIONS = do_HEAD = _serve
-
-        def log_message(self, format: str, *args: Any) -> None:
-            logger.debug("%s " + format, self.address_string(), *args)
-
-    return Handler
-
-
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # Clients hang up on streams they are done with (listen windows): not an error.
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return
-        super().handle_error(request, client_address)
-
-
 def _without_metric_backlog(function: str, app: App) -> Any:
     """The real handler of `handlers/<function>.py` for `app`, clearing Powertools metrics
     after each call.
@@ -225,9 +143,19 @@ class EmbeddedStack:
     ) -> None:
         for key, value in POWERTOOLS_LOCAL_DEFAULTS.items():
             os.environ.setdefault(key, value)
-        self._server = _QuietServer((host, port), BaseHTTPRequestHandler)
-        address = self._server.server_address
+        # The port first: if it is taken, nothing else has been started.
+        self._socket = _listening_socket(host, port)
+        address = self._socket.getsockname()
         self.host, self.port = str(address[0]), int(address[1])
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+        try:
+            self._start_stack(env)
+        except BaseException:
+            self._socket.close()
+            raise
+
+    def _start_stack(self, env: Mapping[str, str] | None) -> None:
         local = local_environment(self.host, self.port, os.environ if env is None else env)
         auth, self.authorization_server = oauth_for_stack(local, self.url)
         local.update(auth)
@@ -237,7 +165,11 @@ class EmbeddedStack:
         # Resource names come from the template; local settings (and overrides) win otherwise.
         self.environment = {**self.aws.environment, **local}
         self.settings = Settings.from_env(self.environment)
-        toolset = load_toolset(self.settings.tools_module)
+        try:
+            toolset = load_toolset(self.settings.tools_module)
+        except BaseException:
+            self.aws.stop()
+            raise
 
         def app() -> App:
             return App(self.settings, clients=Clients(local_session()), toolset=toolset)
@@ -249,32 +181,57 @@ class EmbeddedStack:
         self.aws.register("WorkerFunction", self.worker_handler)
         self.aws.watch_executions(self.reconcile_handler)
         # In AuthMode OAUTH the route has no authorizer: the function checks tokens itself.
-        self._server.RequestHandlerClass = _make_request_handler(
-            self.api_handler, jwt_authorizer=self.settings.auth.mode != "oauth"
+        self.app = LambdaHttpApp(
+            self.api_handler,
+            timeout_s=self.aws.function_timeouts["ApiFunction"],
+            paths=ROUTED_PATHS,
+            jwt_authorizer=self.settings.auth.mode != "oauth",
         )
         # Serve as a warm environment would: the API's AWS clients are created on first use,
         # and a listen window's first read must not wait for that (the ack is timed).
         if self.api_app.has_tasks:
             self.api_app.change_feed.versions()
-        self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}{MCP_PATH}"
 
+    def _uvicorn(self) -> Any:
+        import uvicorn
+
+        config = uvicorn.Config(
+            self.app,
+            lifespan="off",
+            log_level="warning",
+            access_log=False,
+            backlog=BACKLOG,
+            # Listen windows may be open when the stack stops: do not wait them out.
+            timeout_graceful_shutdown=1,
+        )
+        self._server = uvicorn.Server(config)
+        return self._server
+
     def start(self) -> EmbeddedStack:
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        server = self._uvicorn()
+        self._thread = threading.Thread(
+            target=server.run, kwargs={"sockets": [self._socket]}, daemon=True
+        )
         self._thread.start()
+        while not server.started and self._thread.is_alive():
+            threading.Event().wait(0.01)
         return self
 
     def serve_forever(self) -> None:
-        self._server.serve_forever()
+        """Serve in this thread until interrupted (Ctrl-C)."""
+        self._uvicorn().run(sockets=[self._socket])
 
     def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
         if self._thread is not None:
-            self._server.shutdown()
             self._thread.join(timeout=5)
-        self._server.server_close()
+        self._socket.close()
+        self.app.close()
         self.aws.stop()
         if self.authorization_server is not None:
             self.authorization_server.stop()
@@ -286,6 +243,20 @@ class EmbeddedStack:
         self.stop()
 
 
+def _listening_socket(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(BACKLOG)
+    except BaseException:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Serve the embedded mcp-tasks-aws stack.")
     parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
@@ -295,7 +266,19 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("botocore").setLevel(logging.WARNING)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         logger.warning("listening on %s: the embedded stack is meant for loopback only", args.host)
-    stack = EmbeddedStack(args.host, args.port)
+    try:
+        stack = EmbeddedStack(args.host, args.port)
+    except ToolsModuleError as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            return _fail(
+                f"port {args.port} on {args.host} is already in use: stop what listens there, "
+                "or choose another port with PORT=... (make run) or --port"
+            )
+        if exc.errno == errno.EADDRNOTAVAIL:
+            return _fail(f"cannot listen on {args.host}: no such local address")
+        raise
     tools = os.environ.get("MCP_TASKS_TOOLS", "demo")
     print(f"mcp-tasks-aws embedded stack serving tools '{tools}' at {stack.url} (Ctrl-C stops)")
     if stack.authorization_server is not None:
@@ -309,6 +292,11 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         stack.stop()
     return 0
+
+
+def _fail(message: str) -> int:
+    print(f"mcp-tasks-aws-local: {message}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

@@ -1,0 +1,236 @@
+"""An ASGI app that serves one Lambda handler the way an API Gateway HTTP API route does.
+
+The embedded stack runs it under uvicorn, which owns HTTP itself: framing (`Content-Length`
+and chunked bodies, malformed lengths answered 400), keep-alive, the listen backlog, `HEAD`
+without a body. What this adapter adds is API Gateway's part:
+
+- its routes (`/mcp`, and the protected-resource metadata in AuthMode OAUTH); anything else
+  is 404;
+- bodies over API Gateway's payload limit are 413 before the function runs;
+- duplicate headers are combined with commas, as payload format 2.0 does (two `Origin`
+  headers become one value that no allow-list matches);
+- the request becomes a payload-v2 event (`apigw_emulator.build_event`) and the handler runs
+  in a worker thread with a Lambda context whose time left counts down from the function's
+  timeout;
+- at that timeout the handler is interrupted (see `lambda_runtime`) and the client gets what
+  API Gateway sends for a failed invocation, `500 {"message":"Internal Server Error"}`; a
+  response already streaming is ended;
+- a handler that streams (a listen window) writes to the context's `response_stream`, and each
+  chunk goes out as it is written; when the client leaves, the next write raises
+  `BrokenPipeError` in the handler, which ends the window.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
+from mcp_tasks_aws.local.lambda_runtime import HandlerCall
+
+logger = logging.getLogger("mcp_tasks_aws.local")
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+Handler = Callable[[dict[str, Any], Any], Any]
+
+API_GATEWAY_MAX_BODY = 10 * 1024 * 1024
+"""HTTP API's payload limit: larger requests never reach the function."""
+_INTERNAL_ERROR = json.dumps({"message": "Internal Server Error"}).encode()
+
+
+class _ResponseStream:
+    """The `response_stream` a handler writes to from its thread; sends happen on the loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, send: Send) -> None:
+        self._loop = loop
+        self._send = send
+        self.started = False
+        self.ended = False
+        self.gone = threading.Event()
+
+    def begin(self, status: int, headers: dict[str, str]) -> None:
+        self.started = True
+        start = {"type": "http.response.start", "status": status, "headers": _encode(headers)}
+        self._from_thread(start)
+
+    def write(self, chunk: bytes) -> None:
+        self._from_thread({"type": "http.response.body", "body": chunk, "more_body": True})
+
+    def _from_thread(self, message: Message) -> None:
+        if self.gone.is_set():
+            raise BrokenPipeError("the client closed the connection")
+        asyncio.run_coroutine_threadsafe(self.send(message), self._loop).result()
+
+    async def send(self, message: Message) -> None:
+        if self.ended:
+            raise BrokenPipeError("the response has ended")
+        if message["type"] == "http.response.body" and not message.get("more_body"):
+            self.ended = True
+        await self._send(message)
+
+    async def end(self) -> None:
+        if not self.ended:
+            await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+class LambdaHttpApp:
+    """Serves `handler` at `paths` with the function's timeout, as API Gateway would.
+
+    `jwt_authorizer` stands for a route with API Gateway's JWT authorizer in front (the event
+    then carries the bearer token's claims); off, the function sees the raw header only.
+    """
+
+    def __init__(
+        self,
+        handler: Handler,
+        *,
+        timeout_s: float,
+        paths: frozenset[str] = frozenset({"/mcp"}),
+        jwt_authorizer: bool = True,
+        max_body_bytes: int = API_GATEWAY_MAX_BODY,
+        max_concurrency: int = 64,
+    ) -> None:
+        self.handler = handler
+        self.timeout_s = timeout_s
+        self.paths = paths
+        self.jwt_authorizer = jwt_authorizer
+        self.max_body_bytes = max_body_bytes
+        self._executor = ThreadPoolExecutor(max_concurrency, thread_name_prefix="lambda-api")
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return  # uvicorn runs with lifespan off; websockets are not served
+        if scope["path"] not in self.paths:
+            await _plain(send, 404, b"Not Found: the endpoint is /mcp")
+            return
+        body = await _read_body(receive, self.max_body_bytes)
+        if body is None:
+            await _plain(send, 413, json.dumps({"message": "Request Entity Too Large"}).encode())
+            return
+        query = scope.get("query_string", b"").decode("latin-1")
+        client = scope.get("client") or ("127.0.0.1", 0)
+        event = build_event(
+            method=scope["method"],
+            path=scope["path"] + (f"?{query}" if query else ""),
+            headers=_combined(scope["headers"]),
+            body=body,
+            source_ip=str(client[0]),
+            jwt_authorizer=self.jwt_authorizer,
+        )
+        stream = _ResponseStream(asyncio.get_running_loop(), send)
+        watcher = asyncio.create_task(_watch_disconnect(receive, stream))
+        try:
+            await self._invoke(event, stream)
+        finally:
+            watcher.cancel()
+
+    async def _invoke(self, event: dict[str, Any], stream: _ResponseStream) -> None:
+        context = LocalLambdaContext(response_stream=stream, timeout_s=self.timeout_s)
+        call = HandlerCall(self.handler, event, context)
+        future = asyncio.get_running_loop().run_in_executor(self._executor, call)
+        try:
+            result = await asyncio.wait_for(asyncio.shield(future), self.timeout_s)
+        except TimeoutError:
+            call.interrupt()
+            logger.warning("the API function timed out after %.0f s", self.timeout_s)
+            await _fail(stream)
+            return
+        except (BrokenPipeError, ConnectionError):
+            return  # the client left mid-stream
+        except Exception:
+            logger.exception("the API function failed")
+            await _fail(stream)
+            return
+        if stream.started:
+            await _quietly(stream.end())
+            return
+        await _send_result(stream, result)
+
+
+async def _fail(stream: _ResponseStream) -> None:
+    if stream.started:
+        await _quietly(stream.end())
+    else:
+        await _quietly(
+            _complete(stream.send, 500, {"content-type": "application/json"}, _INTERNAL_ERROR)
+        )
+
+
+async def _send_result(stream: _ResponseStream, result: dict[str, Any]) -> None:
+    payload = result.get("body") or ""
+    if result.get("isBase64Encoded"):
+        import base64
+
+        data = base64.b64decode(payload)
+    else:
+        data = payload.encode() if isinstance(payload, str) else bytes(payload)
+    headers = {str(k).lower(): str(v) for k, v in (result.get("headers") or {}).items()}
+    await _quietly(_complete(stream.send, int(result["statusCode"]), headers, data))
+
+
+async def _complete(send: Send, status: int, headers: dict[str, str], body: bytes) -> None:
+    headers = {**headers, "content-length": str(len(body))}
+    await send({"type": "http.response.start", "status": status, "headers": _encode(headers)})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+async def _plain(send: Send, status: int, body: bytes) -> None:
+    await _complete(send, status, {"content-type": "text/plain"}, body)
+
+
+async def _quietly(sending: Awaitable[None]) -> None:
+    # A client that is gone has nothing left to be told.
+    with contextlib.suppress(BrokenPipeError, ConnectionError):
+        await sending
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    """The whole request body, or None once it exceeds `limit` (the rest is not read)."""
+    parts: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        parts.append(chunk)
+        if not message.get("more_body"):
+            break
+    return b"".join(parts)
+
+
+async def _watch_disconnect(receive: Receive, stream: _ResponseStream) -> None:
+    """Once the body is read, `receive` answers only when the client disconnects."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            stream.gone.set()
+            return
+
+
+def _combined(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    """Headers as payload 2.0 gives them: lower-case names, duplicates joined with commas."""
+    headers: dict[str, str] = {}
+    for name, value in raw:
+        key, text = name.decode("latin-1").lower(), value.decode("latin-1")
+        headers[key] = f"{headers[key]},{text}" if key in headers else text
+    return headers
+
+
+def _encode(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    return [(k.lower().encode("latin-1"), str(v).encode("latin-1")) for k, v in headers.items()]
