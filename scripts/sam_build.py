@@ -16,11 +16,16 @@
    keeps it), and checks: every function has `handlers/` and `mcp_tasks_aws/`, and none has
    moto, the MCP SDK (`mcp`), pytest, boto3 or botocore.
 4. Import smoke test: a fresh Python 3.12 imports the three handlers from the build output,
-   with the environment Lambda gives them. Binary wheels in the build are for arm64, so the
-   same versions for this machine are laid over them (in `.aws-sam/smoke`), with boto3 as
-   the runtime's stand-in.
+   with the environment Lambda gives them and the tools module the stack will serve (the
+   handlers import it at init), and the modules imported only on first use (the AEAD that
+   seals step results). Binary wheels in the build are for arm64, so the same versions for
+   this machine are laid over them (in `.aws-sam/smoke`), with boto3 as the runtime's
+   stand-in. The tools module is `--tools-module`, else `ToolsModule` in samconfig.toml's
+   parameter_overrides (what `sam deploy` will use), else $MCP_TASKS_TOOLS, else the
+   template's default.
 
-Usage: `python scripts/sam_build.py [--skip-smoke] [--skip-validate] [--keep-sdk]`.
+Usage: `python scripts/sam_build.py [--skip-smoke] [--skip-validate] [--keep-sdk]
+[--tools-module MODULE]`.
 `sam deploy --guided` afterwards picks up `.aws-sam/build/template.yaml` from the project root.
 """
 
@@ -30,6 +35,7 @@ import argparse
 import glob
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -52,6 +58,8 @@ RUNTIME_SDK_TREE = {"boto3", "botocore", "s3transfer", "urllib3", "python-dateut
 FORBIDDEN = ("moto", "mcp", "pytest", "_pytest", "boto3", "botocore")
 REQUIRED = ("handlers", "mcp_tasks_aws")
 HANDLERS = ("handlers.api", "handlers.worker", "handlers.reconcile")
+# Imported by the functions only on first use, so an import of the handlers does not reach them.
+LAZY_IMPORTS = ("cryptography.hazmat.primitives.ciphers.aead",)
 
 timings: dict[str, float] = {}
 
@@ -234,7 +242,7 @@ def binary_distributions(package: Path) -> list[str]:
 
 SMOKE_CHILD = """
 import importlib, importlib.util, json, sys
-overlay, package, handlers, forbidden = sys.argv[1:5]
+overlay, package, handlers, forbidden, lazy = sys.argv[1:6]
 sys.path[:0] = [overlay, package]
 for name in json.loads(forbidden):
     spec = importlib.util.find_spec(name)
@@ -244,10 +252,66 @@ for name in json.loads(handlers):
     module = importlib.import_module(name)
     assert callable(module.handler), name
     print("imported", name, "from", module.__file__)
+for name in json.loads(lazy):
+    importlib.import_module(name)
+    print("imported", name, "(used on first use)")
 """
 
 
-def smoke(py312: Path, functions: list[str]) -> None:
+def template_default(parameter: str) -> str:
+    from mcp_tasks_aws.local.template import load_template
+
+    return str(load_template(ROOT / "template.yaml")["Parameters"][parameter]["Default"])
+
+
+def configured_tools_module(given: str | None, root: Path = ROOT) -> str:
+    """The ToolsModule the stack will serve (see the module docstring for the order)."""
+    if given:
+        return given
+    samconfig = root / "samconfig.toml"
+    if samconfig.exists():
+        config = tomllib.loads(samconfig.read_text())
+        for environment in config.values():
+            if not isinstance(environment, dict):
+                continue
+            overrides = (
+                environment.get("deploy", {}).get("parameters", {}).get("parameter_overrides", "")
+            )
+            items = overrides if isinstance(overrides, list) else shlex.split(str(overrides))
+            for item in items:
+                name, _, value = str(item).partition("=")
+                if name == "ToolsModule" and value:
+                    return value.strip('"')
+    return os.environ.get("MCP_TASKS_TOOLS") or template_default("ToolsModule")
+
+
+def smoke_environment(package: Path, tools_module: str) -> dict[str, str]:
+    """What Lambda gives the functions, as the template sets it (no AWS call is made)."""
+    return {
+        "PATH": os.environ["PATH"],
+        "HOME": str(SMOKE),
+        "AWS_REGION": "us-east-1",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        # What Lambda sets: Powertools turns tracing on inside Lambda.
+        "AWS_LAMBDA_FUNCTION_NAME": "smoke",
+        "AWS_EXECUTION_ENV": "AWS_Lambda_python3.12",
+        "LAMBDA_TASK_ROOT": str(package),
+        "MCP_TASKS_TOOLS": tools_module,
+        "MCP_TASKS_TABLE": "smoke-table",
+        "MCP_TASKS_STATE_MACHINE_ARN": "arn:aws:states:us-east-1:123456789012:stateMachine:s-tasks",
+        "MCP_TASKS_RESULT_BUCKET": "smoke-bucket",
+        "MCP_TASKS_DEFAULT_TTL_MS": "86400000",
+        "MCP_TASKS_STATE_SECRET_ARN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:s",
+        "MCP_TASKS_DEPLOYMENT_ID": "arn:aws:cloudformation:us-east-1:123456789012:stack/s/1",
+        "POWERTOOLS_SERVICE_NAME": "mcp-tasks-aws",
+        "POWERTOOLS_METRICS_NAMESPACE": "McpTasksAws",
+        "PYDANTIC_DISABLE_PLUGINS": "__all__",
+    }
+
+
+def smoke(py312: Path, functions: list[str], tools_module: str) -> None:
     started = time.monotonic()
     package = BUILD / functions[0]
     pins = [*binary_distributions(package), "boto3"]
@@ -261,32 +325,13 @@ def smoke(py312: Path, functions: list[str]) -> None:
             ]
         )
         stamp.write_text("\n".join(pins))
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(SMOKE),
-        "AWS_REGION": "us-east-1",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        # What Lambda sets: Powertools turns tracing on inside Lambda.
-        "AWS_LAMBDA_FUNCTION_NAME": "smoke",
-        "AWS_EXECUTION_ENV": "AWS_Lambda_python3.12",
-        "LAMBDA_TASK_ROOT": str(package),
-        "MCP_TASKS_TOOLS": "demo",
-        "MCP_TASKS_TABLE": "smoke-table",
-        "MCP_TASKS_STATE_MACHINE_ARN": "arn:aws:states:us-east-1:123456789012:stateMachine:s-tasks",
-        "MCP_TASKS_RESULT_BUCKET": "smoke-bucket",
-        "MCP_TASKS_DEFAULT_TTL_MS": "86400000",
-        "MCP_TASKS_STATE_SECRET": "s" * 64,
-        "POWERTOOLS_SERVICE_NAME": "mcp-tasks-aws",
-        "POWERTOOLS_METRICS_NAMESPACE": "McpTasksAws",
-        "PYDANTIC_DISABLE_PLUGINS": "__all__",
-    }
+    env = smoke_environment(package, tools_module)
+    log(f"smoke test with ToolsModule={tools_module}")
     for logical in functions:
         child = subprocess.run(
             [
                 *(str(py312), "-I", "-c", SMOKE_CHILD, str(SMOKE), str(BUILD / logical)),
-                *(json.dumps(HANDLERS), json.dumps(FORBIDDEN)),
+                *(json.dumps(HANDLERS), json.dumps(FORBIDDEN), json.dumps(LAZY_IMPORTS)),
             ],
             env=env,
             cwd=Path("/"),
@@ -298,7 +343,12 @@ def smoke(py312: Path, functions: list[str]) -> None:
         if child.returncode != 0:
             print(child.stderr, end="", file=sys.stderr)
             hint = ""
-            if "No module named 'aws_xray_sdk'" in child.stderr:
+            if "MCP_TASKS_TOOLS=" in child.stderr:
+                hint = (
+                    f" (ToolsModule={tools_module}: put the module under src/, or pass "
+                    "--tools-module)"
+                )
+            elif "No module named 'aws_xray_sdk'" in child.stderr:
                 hint = (
                     " (Tracing=Active imports the X-Ray SDK: the runtime dependencies need "
                     "aws-lambda-powertools[tracer])"
@@ -313,6 +363,10 @@ def main() -> None:
     parser.add_argument("--skip-validate", action="store_true", help="skip sam validate --lint")
     parser.add_argument(
         "--keep-sdk", action="store_true", help="keep botocore & co. if a dependency pulls them in"
+    )
+    parser.add_argument(
+        "--tools-module",
+        help="the ToolsModule to smoke-test (default: samconfig.toml, $MCP_TASKS_TOOLS, demo)",
     )
     args = parser.parse_args()
     total = time.monotonic()
@@ -350,7 +404,7 @@ def main() -> None:
     check_build(functions)
 
     if not args.skip_smoke:
-        smoke(py312, functions)
+        smoke(py312, functions, configured_tools_module(args.tools_module))
     timed("total", total)
     log(f"built {', '.join(functions)} into {BUILD.relative_to(ROOT)}; next: sam deploy --guided")
 

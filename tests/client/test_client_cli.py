@@ -23,14 +23,14 @@ import anyio
 import pytest
 
 from mcp_tasks_aws.client import Tasks, TaskSnapshot, connect
-from mcp_tasks_aws.client.cli import main
+from mcp_tasks_aws.client.cli import URL_ENV, main, parse_args
 
 CLI = [sys.executable, "-m", "mcp_tasks_aws.client.cli"]
 Run = subprocess.CompletedProcess[str]
 
 
 def env(**extra: str) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if k != "MCP_TASKS_TOKEN"}
+    base = {k: v for k, v in os.environ.items() if k not in ("MCP_TASKS_TOKEN", URL_ENV)}
     return {**base, **extra}
 
 
@@ -333,9 +333,53 @@ def test_token(outcome: dict[str, Any]) -> None:
     assert option.stdout == "Computed t after 1.0s.\n"
 
 
-@pytest.mark.parametrize("argv", [[], ["call"], ["frobnicate", "x"], ["get", "http://x/mcp"]])
-def test_usage_errors(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["call"],
+        ["frobnicate", "x"],
+        ["get", "http://x/mcp"],
+        ["tools"],
+        ["call", "greet"],
+        ["wait", "http://x/mcp", "a", "b"],
+    ],
+)
+def test_usage_errors(
+    argv: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(URL_ENV, raising=False)
     with pytest.raises(SystemExit) as caught:
         main(argv)
     assert caught.value.code == 2
     assert "usage: mcp-tasks" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["call", "greet", "name=Ada"], ("env", "greet", ["name=Ada"], None)),
+        (["call", "http://h/mcp", "greet"], ("http://h/mcp", "greet", [], None)),
+        (["--json", "wait", "abc123"], ("env", None, None, "abc123")),
+        (["get", "https://h/mcp", "abc123", "--poll"], ("https://h/mcp", None, None, "abc123")),
+        (["tools"], ("env", None, None, None)),
+    ],
+)
+def test_the_url_defaults_to_mcp_tasks_url(
+    argv: list[str], expected: tuple[Any, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(URL_ENV, "http://from-env:8000/mcp")
+    args = parse_args(argv)
+    url, tool, arguments, task_id = expected
+    assert args.url == ("http://from-env:8000/mcp" if url == "env" else url)
+    assert getattr(args, "tool", None) == tool
+    assert getattr(args, "arguments", None) == arguments
+    assert getattr(args, "task_id", None) == task_id
+
+
+def test_a_call_through_mcp_tasks_url(
+    stack_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(URL_ENV, stack_url)
+    assert main(["call", "greet", "name=Ada"]) == 0
+    assert capsys.readouterr().out == "Hello, Ada!\n"

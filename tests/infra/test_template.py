@@ -64,6 +64,8 @@ PARAMETER_SETS: dict[str, dict[str, Any]] = {
         "AuthMode": "IAM",
         "StateSecretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:mcp-abc123",
         "AlarmTopicArn": "arn:aws:sns:us-east-1:123456789012:alarms",
+        "ApiConcurrency": "0",
+        "WorkerConcurrency": "0",
     },
 }
 
@@ -121,6 +123,8 @@ def parameter_values(template: dict[str, Any], given: dict[str, Any]) -> dict[st
         value = given.get(name, spec.get("Default", ""))
         if spec["Type"] == "CommaDelimitedList":
             value = [part.strip() for part in str(value).split(",")]
+        else:
+            value = str(value)  # CloudFormation hands every scalar parameter over as a string
         values[name] = value
     return values
 
@@ -234,6 +238,8 @@ def default_stack(transformed: Callable[[str], Stack]) -> Stack:
 
 ACCOUNT = "123456789012"
 STACK_NAME = "stk"
+STACK_UUID = "51af3dc0-da77-11e4-872e-1234567db123"
+STACK_ID = f"arn:aws:cloudformation:us-east-1:{ACCOUNT}:stack/{STACK_NAME}/{STACK_UUID}"
 DAY_MS = 24 * 3600 * 1000
 LOST_STATUSES = {"FAILED", "TIMED_OUT", "ABORTED"}
 
@@ -242,7 +248,7 @@ COMMON_RESOURCES = {
     "AWS::IAM::Role": 4,
     "AWS::Lambda::Permission": 2,
     "AWS::StepFunctions::StateMachine": 1,
-    "AWS::Logs::LogGroup": 1,
+    "AWS::Logs::LogGroup": 5,  # the state machine's, the three functions', API access logs
     "AWS::DynamoDB::Table": 1,
     "AWS::S3::Bucket": 1,
     "AWS::ApiGatewayV2::Api": 1,
@@ -265,6 +271,7 @@ def resolver() -> Resolver:
         "AWS::Region": "us-east-1",
         "AWS::AccountId": ACCOUNT,
         "AWS::StackName": STACK_NAME,
+        "AWS::StackId": STACK_ID,
         "AWS::URLSuffix": "amazonaws.com",
         "TaskTable": "stk-table",
         "ResultBucket": "stk-bucket",
@@ -620,7 +627,7 @@ def test_state_machine_logs_and_traces(default_stack: Stack) -> None:
     assert logging["Level"] in {"ALL", "ERROR", "FATAL"}
     (destination,) = logging["Destinations"]
     group = destination["CloudWatchLogsLogGroup"]["LogGroupArn"]["Fn::GetAtt"][0]
-    assert resources[group]["Properties"]["RetentionInDays"] > 0
+    assert resources[group]["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
     assert machine["TracingConfiguration"] == {"Enabled": True}
 
 
@@ -654,7 +661,7 @@ def test_every_state_machine_arn_names_the_same_machine(template: dict[str, Any]
     variables = template["Globals"]["Function"]["Environment"]["Variables"]
     assert resolve(variables["MCP_TASKS_STATE_MACHINE_ARN"]) == expected
     statements = template["Resources"]["ApiFunction"]["Properties"]["Policies"][0]["Statement"]
-    by_sid = {s["Sid"]: resolve(s["Resource"]) for s in statements}
+    by_sid = {s["Sid"]: resolve(s["Resource"]) for s in statements if s["Sid"].endswith("Tasks")}
     assert by_sid["StartTasks"] == expected
     assert by_sid["StopTasks"] == expected.replace(":stateMachine:", ":execution:") + ":*"
 
@@ -664,9 +671,11 @@ def test_alarms_watch_the_api_and_the_executions(stack: Stack) -> None:
     api = alarms["Api5xxAlarm"]
     executions = alarms["FailedExecutionsAlarm"]
     assert api["Dimensions"] == [{"Name": "ApiId", "Value": {"Ref": "HttpApi"}}]
-    assert executions["Dimensions"] == [
-        {"Name": "StateMachineArn", "Value": {"Ref": "TaskStateMachine"}}
-    ]
+    for query in executions["Metrics"]:
+        if "MetricStat" in query:
+            assert query["MetricStat"]["Metric"]["Dimensions"] == [
+                {"Name": "StateMachineArn", "Value": {"Ref": "TaskStateMachine"}}
+            ]
     topic = stack.values["AlarmTopicArn"]
     for alarm in (api, executions):
         assert alarm.get("AlarmActions", []) == ([{"Ref": "AlarmTopicArn"}] if topic else [])
@@ -859,6 +868,7 @@ EXPECTED_ACTIONS = {
         "states:SendTaskSuccess",
         "states:SendTaskFailure",
         "s3:GetObject",
+        "secretsmanager:GetSecretValue",
     },
     "WorkerFunction": {
         "dynamodb:GetItem",
@@ -976,6 +986,9 @@ def test_scoped_resources_belong_to_this_stack(default_stack: Stack) -> None:
     account = "123456789012"
     names = {"AWS::Partition": "aws", "AWS::Region": "us-east-1", "AWS::AccountId": account}
     names |= {"AWS::StackName": "stk", "WorkerFunction": "stk-WorkerFunction"}
+    names |= {"AWS::StackId": STACK_ID}
+    secret = f"arn:aws:secretsmanager:us-east-1:{account}:secret:StateSecret-AbCdEf"
+    names |= {"StateSecret": secret}
     arns = {
         ("TaskTable", "Arn"): f"arn:aws:dynamodb:us-east-1:{account}:table/stk-TaskTable",
         ("ResultBucket", "Arn"): "arn:aws:s3:::stk-resultbucket",
@@ -983,8 +996,9 @@ def test_scoped_resources_belong_to_this_stack(default_stack: Stack) -> None:
     }
     resolve = Resolver(names, lambda logical, name: arns[(logical, name)]).resolve
     prefix = inspect.signature(S3ResultStore).parameters["prefix"].default
-    machine = f"arn:aws:states:us-east-1:{account}:stateMachine:stk-tasks"
+    machine = f"arn:aws:states:us-east-1:{account}:stateMachine:mcp-tasks-{STACK_UUID}"
     allowed = {
+        "secretsmanager": [secret],
         "dynamodb": [arns[("TaskTable", "Arn")], arns[("TaskTable", "Arn")] + "/index/OwnerIndex"],
         "s3": [f"arn:aws:s3:::stk-resultbucket/{prefix}*"],
         "states": [machine, machine.replace(":stateMachine:", ":execution:") + ":*"],
@@ -1010,6 +1024,7 @@ ADAPTERS = {
     "DynamoLegacySessionStore": ("aws/sessions.py", "dynamodb"),
     "StepFunctionsRunner": ("aws/stepfunctions.py", "stepfunctions"),
     "S3ResultStore": ("aws/s3.py", "s3"),
+    "SecretsManagerSecrets": ("aws/secrets.py", "secretsmanager"),
 }
 # How the domain code names the adapters (ports): attribute or variable -> adapter class.
 PORTS = {
@@ -1021,6 +1036,7 @@ PORTS = {
     "runner": "StepFunctionsRunner",
     "results": "S3ResultStore",
     "sessions": "DynamoLegacySessionStore",
+    "_source": "SecretsManagerSecrets",
 }
 # What each function runs: its handler, a name the handler must use to reach the code below
 # (so a rewired handler fails here rather than passing silently), and the scopes (module,
@@ -1037,6 +1053,7 @@ ENTRY_POINTS = {
             ("legacy/endpoint.py", "LegacyEndpoint"),
             ("legacy/methods.py", "LegacyMethods"),
             ("legacy/questions.py", "InlineQuestions"),
+            ("protocol/request_state.py", "RequestStateCodec"),
         ],
     ),
     "WorkerFunction": (

@@ -48,7 +48,7 @@ class SecretsManagerSecrets:
     ) -> None:
         self.secret_id = secret_id
         self._client_factory = client_factory
-        self._client: Any = None
+        self.client: Any = None
         self._max_age_s = max_age_s
         self._refresh_every_s = refresh_every_s
         self._clock = clock
@@ -71,8 +71,8 @@ class SecretsManagerSecrets:
 
     def _read(self) -> None:
         try:
-            if self._client is None:
-                self._client = self._client_factory()
+            if self.client is None:
+                self.client = self._client_factory()
             values = [self._value("AWSCURRENT")]
             if self._with_previous:
                 previous = self._value("AWSPREVIOUS", missing_ok=True)
@@ -89,7 +89,7 @@ class SecretsManagerSecrets:
 
     def _value(self, stage: str, *, missing_ok: bool = False) -> bytes | None:
         try:
-            response = self._client.get_secret_value(SecretId=self.secret_id, VersionStage=stage)
+            response = self.client.get_secret_value(SecretId=self.secret_id, VersionStage=stage)
         except Exception as exc:
             if missing_ok and client_error_code(exc) == "ResourceNotFoundException":
                 return None  # never rotated: there is no previous version

@@ -6,10 +6,13 @@ command with `--json`, the live status line on stderr, elicitation forms, the Ct
 is `terminal`'s and `forms`'. The protocol work is the library's: an SDK `Client` with the
 `TasksExtension` (see `connect`), driven through the handle API (`Tasks`).
 
-    mcp-tasks tools URL
-    mcp-tasks call URL TOOL [key=value | key:=JSON ...] [--detach]
-    mcp-tasks get|wait|cancel URL TASK_ID
-    mcp-tasks login|logout URL
+    mcp-tasks tools [URL]
+    mcp-tasks call [URL] TOOL [key=value | key:=JSON ...] [--detach]
+    mcp-tasks get|wait|cancel [URL] TASK_ID
+    mcp-tasks login|logout [URL]
+
+URL defaults to the `MCP_TASKS_URL` environment variable (a first argument with `://` in it
+is the URL; anything else is the tool or task id).
 
 Options (before or after the command): `--json` (machine-readable output on stdout, never
 prompts: an input request fails with exit code 5 and leaves the task running), `--token`
@@ -81,6 +84,8 @@ from mcp_tasks_aws.client.terminal import Console, Interrupts, LineReader, Outpu
 from mcp_tasks_aws.client.waiter import TaskProgress
 
 __all__ = ["main"]
+
+URL_ENV = "MCP_TASKS_URL"
 
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 EXIT_CANCELLED, EXIT_INPUT, EXIT_NOT_FOUND, EXIT_TIMEOUT, EXIT_INTERRUPTED = 4, 5, 6, 124, 130
@@ -369,16 +374,18 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    url_help = f"the MCP endpoint (default: ${URL_ENV})"
     tools = commands.add_parser("tools", parents=[common], help="list the server's tools")
-    tools.add_argument("url")
+    tools.add_argument("positional", nargs="*", metavar="URL", help=url_help)
     call = commands.add_parser("call", parents=[common], help="call a tool and wait for its result")
-    call.add_argument("url")
-    call.add_argument("tool")
+    # [URL] TOOL [key=value ...], sorted out by `_place_url` (argparse cannot tell an optional
+    # leading URL from the tool).
     call.add_argument(
-        "arguments",
-        nargs="*",
-        metavar="key=value",
-        help="arguments, typed by the tool's schema (key:=JSON for raw JSON)",
+        "positional",
+        nargs="+",
+        metavar="[URL] TOOL [key=value ...]",
+        help=f"{url_help}; the tool; its arguments, typed by the tool's schema "
+        "(key:=JSON for raw JSON)",
     )
     call.add_argument(
         "--detach", action="store_true", help="print the task id and exit without waiting"
@@ -394,13 +401,36 @@ def build_parser() -> argparse.ArgumentParser:
         ("cancel", "request a task's cancellation"),
     ):
         sub = commands.add_parser(name, parents=[common], help=text)
-        sub.add_argument("url")
-        sub.add_argument("task_id")
+        sub.add_argument("positional", nargs="+", metavar="[URL] TASK_ID", help=url_help)
     return parser
 
 
+def _place_url(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Split the positionals into url and the command's own (tool and arguments, or task id)."""
+    values: list[str] = list(args.positional)
+    del args.positional
+    if values and "://" in values[0]:
+        args.url = values.pop(0)
+    else:
+        args.url = os.environ.get(URL_ENV) or None
+    if args.url is None:
+        parser.error(f"no URL: give the MCP endpoint first, or set {URL_ENV}")
+    if args.command == "call":
+        if not values:
+            parser.error("call: which tool?")
+        args.tool, args.arguments = values[0], values[1:]
+    elif args.command in ("get", "wait", "cancel"):
+        if len(values) != 1:
+            parser.error(f"{args.command}: give one task id (after the URL, if any)")
+        args.task_id = values[0]
+    elif values:
+        parser.error(f"{args.command}: unexpected {' '.join(values)}")
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _place_url(parser, args)
     defaults: dict[str, Any] = {
         "json": False,
         "token": None,

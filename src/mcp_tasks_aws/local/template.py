@@ -1,5 +1,5 @@
 """Reading `template.yaml`: CloudFormation's YAML tags, and resolving the few intrinsics the
-embedded stack needs (Ref, GetAtt, Sub, If, Join) against local names.
+embedded stack needs (Ref, GetAtt, Sub, If, Join, Select, Split) against local names.
 
 This is what lets the embedded stack and the tests build the table, bucket, state machine and
 function environments from the template itself: nothing is defined twice.
@@ -94,4 +94,10 @@ class Resolver:
         if key == "Fn::Join":
             separator, parts = arg
             return separator.join(str(p) for p in self.resolve(parts))
+        if key == "Fn::Select":
+            index, items = arg
+            return self.resolve(items)[int(self.resolve(index))]
+        if key == "Fn::Split":
+            separator, text = arg
+            return str(self.resolve(text)).split(separator)
         return {key: self.resolve(arg)}

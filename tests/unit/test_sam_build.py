@@ -1,0 +1,71 @@
+"""scripts/sam_build.py's smoke test serves what the stack will serve: the ToolsModule from
+the command line, samconfig.toml (where `sam deploy --guided` saves it), the environment, or
+the template's default, in that order; and the functions' environment is the deployed one."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _sam_build() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("sam_build", ROOT / "scripts" / "sam_build.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+sam_build = _sam_build()
+
+GUIDED = """version = 0.1
+[default.deploy.parameters]
+stack_name = "mcp-tasks"
+parameter_overrides = "ToolsModule=\\"my_tools\\" AuthMode=\\"JWT\\""
+"""
+AS_LIST = """version = 0.1
+[prod.deploy.parameters]
+parameter_overrides = ["AuthMode=IAM", "ToolsModule=billing.tools:toolset"]
+"""
+
+
+@pytest.mark.parametrize(
+    ("samconfig", "expected"),
+    [(GUIDED, "my_tools"), (AS_LIST, "billing.tools:toolset")],
+    ids=["string", "list"],
+)
+def test_the_tools_module_saved_by_sam_deploy_is_smoke_tested(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, samconfig: str, expected: str
+) -> None:
+    monkeypatch.delenv("MCP_TASKS_TOOLS", raising=False)
+    (tmp_path / "samconfig.toml").write_text(samconfig)
+    assert sam_build.configured_tools_module(None, tmp_path) == expected
+    env = sam_build.smoke_environment(tmp_path, sam_build.configured_tools_module(None, tmp_path))
+    assert env["MCP_TASKS_TOOLS"] == expected
+
+
+def test_the_command_line_wins(tmp_path: Path) -> None:
+    (tmp_path / "samconfig.toml").write_text(GUIDED)
+    assert sam_build.configured_tools_module("other.mod", tmp_path) == "other.mod"
+
+
+def test_without_samconfig_the_environment_then_the_template_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCP_TASKS_TOOLS", "from_env")
+    assert sam_build.configured_tools_module(None, tmp_path) == "from_env"
+    monkeypatch.delenv("MCP_TASKS_TOOLS")
+    assert sam_build.configured_tools_module(None, tmp_path) == "demo"
+
+
+def test_the_smoke_environment_is_the_deployed_one(tmp_path: Path) -> None:
+    env = sam_build.smoke_environment(tmp_path, "demo")
+    assert "MCP_TASKS_STATE_SECRET" not in env  # deployed functions get the secret's ARN only
+    assert env["MCP_TASKS_STATE_SECRET_ARN"].startswith("arn:aws:secretsmanager:")
+    assert "cryptography.hazmat.primitives.ciphers.aead" in sam_build.LAZY_IMPORTS
