@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import secrets
 import statistics
 import sys
 from collections.abc import Sequence
@@ -31,7 +30,13 @@ def deployed_environment(**overrides: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUBBED_PREFIXES)}
     env.update(
         {
-            "MCP_TASKS_STATE_SECRET": secrets.token_hex(32),
+            # As deployed: the secret's ARN (read on first use, never by these requests).
+            "MCP_TASKS_STATE_SECRET_ARN": (
+                "arn:aws:secretsmanager:us-east-1:123456789012:secret:state-AbCdEf"
+            ),
+            "MCP_TASKS_DEPLOYMENT_ID": (
+                "arn:aws:cloudformation:us-east-1:123456789012:stack/bench/11111111-2222"
+            ),
             "MCP_TASKS_TOOLS": "demo",
             # As template.yaml sets them: tasks on, so the function creates its DynamoDB and
             # Step Functions clients at init, like the floor does. No call is made.

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import subprocess
 import sys
 from collections.abc import Callable
@@ -63,7 +62,13 @@ def deployed_environment() -> dict[str, str]:
     }
     env.update(
         {
-            "MCP_TASKS_STATE_SECRET": secrets.token_hex(32),
+            # As deployed: the secret's ARN (read on first use, never by these requests).
+            "MCP_TASKS_STATE_SECRET_ARN": (
+                "arn:aws:secretsmanager:us-east-1:123456789012:secret:state-AbCdEf"
+            ),
+            "MCP_TASKS_DEPLOYMENT_ID": (
+                "arn:aws:cloudformation:us-east-1:123456789012:stack/bench/11111111-2222"
+            ),
             "MCP_TASKS_TOOLS": "demo",
             # As the template sets them: the task path is wired (no AWS call is made here).
             "MCP_TASKS_TABLE": "lean-tasks",
