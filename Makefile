@@ -28,8 +28,8 @@ unit: $(STAMP)
 	$(PY) scripts/pytest_strict.py
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff format --check src handlers tests scripts bench
-	$(VENV)/bin/ruff check src handlers tests scripts bench
+	$(VENV)/bin/ruff format --check src handlers tests scripts bench examples
+	$(VENV)/bin/ruff check src handlers tests scripts bench examples
 	$(VENV)/bin/mypy
 
 conformance: $(STAMP)
