@@ -95,8 +95,10 @@ async def test_a_task_is_invisible_to_call_tool(stack_url: str) -> None:
     extension = TasksExtension(policy=FAST, on_status=seen.append)
     async with client_for(stack_url, extension) as client:
         with anyio.fail_after(15):
-            result = await client.call_tool("slow_compute", {"seconds": 0.3, "label": "pi"})
-    assert text_of(result) == "Computed pi after 0.3s."
+            # Long enough to be seen working with its message: a completed task drops its
+            # progress message, and a 0.3 s task could finish between two listen polls.
+            result = await client.call_tool("slow_compute", {"seconds": 1.5, "label": "pi"})
+    assert text_of(result) == "Computed pi after 1.5s."
     assert next(p.status for p in seen) == "working"
     assert seen[-1].status == "completed"
     assert any(p.status_message and p.status_message.startswith("pi:") for p in seen)
