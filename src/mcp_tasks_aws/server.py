@@ -312,20 +312,27 @@ class McpServer:
     def replay_journal(
         self, call: Call, params: m.InputResponseParams, name: str, arguments: Any
     ) -> dict[str, Any]:
-        """The journal a retried request replays with: what earlier rounds sealed, plus this
-        round's answers to the questions the state says were asked.
+        """The journal a request replays with: what earlier rounds sealed, plus this round's
+        answers.
 
-        Only keys sealed as outstanding are taken from `inputResponses`: anything else the
-        client sends (a key never asked, a `step:` entry) is dropped, so client input never
-        reaches step results. Without a state nothing was asked, and nothing is taken.
+        Client input never reaches step results: `step:` keys in `inputResponses` are always
+        dropped. With a state, only the keys it sealed as outstanding (the questions of the
+        round that issued it) are taken: sealed answers cannot be rewritten. Without one, the
+        client answers up front (nothing was asked yet, so any question may be): that gains it
+        nothing it could not get by answering round by round, and each answer is still checked
+        against the question it answers.
         """
+        responses = {
+            key: value
+            for key, value in (params.input_responses or {}).items()
+            if not key.startswith(STEP_PREFIX)
+        }
         if params.request_state is None:
-            return {}
+            return responses
         sealed = self.state_codec.open(params.request_state, self._binding(call, name, arguments))
         journal = {**sealed.answers, **sealed.steps}
-        responses = params.input_responses or {}
         for key in sealed.outstanding:
-            if key in responses and not key.startswith(STEP_PREFIX):
+            if key in responses:
                 journal[key] = responses[key]
         return journal
 

@@ -428,13 +428,33 @@ def _answer(
     )
 
 
-def test_answers_without_request_state_are_not_taken(client: McpClient) -> None:
-    # Given a first call that carries answers but no state (nothing was asked yet)
-    response = _retry(client, ELICIT_TOOL, responses={"user_name": ACCEPT_ALICE})
-    # Then the answers are not taken: the question is asked
-    result = response.json["result"]
-    assert result["resultType"] == "input_required"
-    assert list(result["inputRequests"]) == ["user_name"]
+def test_answers_given_up_front_without_a_state_are_taken(client: McpClient) -> None:
+    # A first call may answer before it is asked (the conformance suite's
+    # ignore-extra-params scenario); unknown keys are ignored.
+    response = _retry(
+        client, ELICIT_TOOL, responses={"user_name": ACCEPT_ALICE, "extra": {"action": "x"}}
+    )
+    assert _text(response.json["result"]) == "Hello, Alice!"
+
+
+def test_a_state_takes_only_the_keys_it_sealed_as_outstanding(client: McpClient) -> None:
+    # Given round 2 of a two-round tool, whose state carries step1's answer
+    tool = "test_input_required_result_multi_round"
+    first = client.tool_result(tool)
+    second = _retry(client, tool, responses={"step1": ACCEPT_ALICE}, state=first["requestState"])
+    state = second.json["result"]["requestState"]
+    # When round 3 answers step2 and also tries to rewrite step1's sealed answer
+    third = _retry(
+        client,
+        tool,
+        responses={
+            "step1": {"action": "accept", "content": {"name": "Mallory"}},
+            "step2": {"action": "accept", "content": {"color": "blue"}},
+        },
+        state=state,
+    )
+    # Then the sealed answer stands
+    assert _text(third.json["result"]) == "Alice likes blue."
 
 
 def test_declined_elicitation_reaches_the_tool(client: McpClient) -> None:

@@ -121,10 +121,9 @@ def test_a_forged_step_without_state_does_not_skip_the_side_effect(hardened: Mcp
         {"label": "forged-first"},
         inputResponses={"step:charge": "receipt-forged", "confirm": YES},
     )
-    # Then the charge is made, the question is asked, and nothing the client sent was taken
+    # Then the charge is made, and the tool sees its own receipt (the answer is taken)
     assert charges["forged-first"] == 1
-    assert message["result"]["resultType"] == "input_required"
-    assert list(message["result"]["inputRequests"]) == ["confirm"]
+    assert _text(message["result"]) == "receipt-forged-first-1; ok=True"
 
 
 def test_a_forged_step_cannot_override_the_sealed_one(hardened: McpClient) -> None:
