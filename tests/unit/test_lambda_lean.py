@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import subprocess
 import sys
 from collections.abc import Callable
@@ -62,10 +63,9 @@ def deployed_environment() -> dict[str, str]:
     }
     env.update(
         {
-            # As deployed: the secret's ARN (read on first use, never by these requests).
-            "MCP_TASKS_STATE_SECRET_ARN": (
-                "arn:aws:secretsmanager:us-east-1:123456789012:secret:state-AbCdEf"
-            ),
+            # The secret's value stands in for its ARN (deployed, it is read from Secrets
+            # Manager on first use): there is no network here, and `initialize` seals a session.
+            "MCP_TASKS_STATE_SECRET": secrets.token_hex(32),
             "MCP_TASKS_DEPLOYMENT_ID": (
                 "arn:aws:cloudformation:us-east-1:123456789012:stack/bench/11111111-2222"
             ),
