@@ -155,3 +155,32 @@ def test_other_paths_and_oversized_bodies_never_reach_the_handler() -> None:
     serve(LambdaHttpApp(handler, timeout_s=5, max_body_bytes=100), oversized)
     assert (elsewhere.status, oversized.status) == (404, 413)
     assert calls == []
+
+
+def test_closing_the_app_stops_handlers_still_running() -> None:
+    # Given a listen-like handler that would keep polling for 10 s
+    started, stopped = threading.Event(), threading.Event()
+
+    def window(event: dict[str, Any], context: Any) -> Any:
+        started.set()
+        try:
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                time.sleep(0.05)  # stands for a store read the stopped stack can no longer serve
+        finally:
+            stopped.set()
+        return {"statusCode": 200, "headers": {}, "body": ""}
+
+    app = LambdaHttpApp(window, timeout_s=30)
+    exchange = Exchange()
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": [], "query_string": b""}
+    server = threading.Thread(
+        target=lambda: asyncio.run(app(scope, exchange.receive, exchange.send)), daemon=True
+    )
+    server.start()
+    assert started.wait(5)
+    # When the stack stops (its server first, then the app), Then the handler ends with it
+    began = time.monotonic()
+    app.close()
+    assert stopped.wait(1)
+    assert time.monotonic() - began < 4

@@ -27,6 +27,7 @@ import contextlib
 import json
 import logging
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -45,6 +46,8 @@ Handler = Callable[[dict[str, Any], Any], Any]
 API_GATEWAY_MAX_BODY = 10 * 1024 * 1024
 """HTTP API's payload limit: larger requests never reach the function."""
 _INTERNAL_ERROR = json.dumps({"message": "Internal Server Error"}).encode()
+_SEND_TIMEOUT_S = 30.0
+_CLOSE_WAIT_S = 3.0
 
 
 class _ResponseStream:
@@ -68,7 +71,11 @@ class _ResponseStream:
     def _from_thread(self, message: Message) -> None:
         if self.gone.is_set():
             raise BrokenPipeError("the client closed the connection")
-        asyncio.run_coroutine_threadsafe(self.send(message), self._loop).result()
+        try:
+            sent = asyncio.run_coroutine_threadsafe(self.send(message), self._loop)
+            sent.result(timeout=_SEND_TIMEOUT_S)
+        except (RuntimeError, TimeoutError) as exc:  # the server stopped under the stream
+            raise BrokenPipeError("the server is stopping") from exc
 
     async def send(self, message: Message) -> None:
         if self.ended:
@@ -105,9 +112,20 @@ class LambdaHttpApp:
         self.jwt_authorizer = jwt_authorizer
         self.max_body_bytes = max_body_bytes
         self._executor = ThreadPoolExecutor(max_concurrency, thread_name_prefix="lambda-api")
+        self._running: set[HandlerCall] = set()
+        self._lock = threading.Lock()
 
     def close(self) -> None:
+        """Stop every handler still running (a listen window, say), as Lambda would end its
+        environments, and wait a moment for them: none may outlive the stack's AWS."""
+        with self._lock:
+            running = list(self._running)
+        for call in running:
+            call.interrupt()
         self._executor.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + _CLOSE_WAIT_S
+        while self._running and time.monotonic() < deadline:
+            time.sleep(0.01)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -139,7 +157,7 @@ class LambdaHttpApp:
     async def _invoke(self, event: dict[str, Any], stream: _ResponseStream) -> None:
         context = LocalLambdaContext(response_stream=stream, timeout_s=self.timeout_s)
         call = HandlerCall(self.handler, event, context)
-        future = asyncio.get_running_loop().run_in_executor(self._executor, call)
+        future = asyncio.get_running_loop().run_in_executor(self._executor, self._tracked(call))
         try:
             result = await asyncio.wait_for(asyncio.shield(future), self.timeout_s)
         except TimeoutError:
@@ -156,7 +174,22 @@ class LambdaHttpApp:
         if stream.started:
             await _quietly(stream.end())
             return
+        if not isinstance(result, dict):  # interrupted: the stack is stopping
+            await _fail(stream)
+            return
         await _send_result(stream, result)
+
+    def _tracked(self, call: HandlerCall) -> Callable[[], Any]:
+        def run() -> Any:
+            with self._lock:
+                self._running.add(call)
+            try:
+                return call()
+            finally:
+                with self._lock:
+                    self._running.discard(call)
+
+        return run
 
 
 async def _fail(stream: _ResponseStream) -> None:
