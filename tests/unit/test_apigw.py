@@ -11,8 +11,8 @@ import pytest
 
 from mcp_tasks_aws.edge.apigw import (
     ANONYMOUS,
-    Unidentified,
     RESPONSE_MARGIN_S,
+    Unidentified,
     principal_of,
     request_from_event,
     response_to_api,
