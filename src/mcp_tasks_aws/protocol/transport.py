@@ -6,6 +6,10 @@ protection), `Accept` negotiation, the `MCP-Protocol-Version` / `Mcp-Method` / `
 header checks, and the HTTP status for each outcome. API Gateway events and the local server
 both reduce to `HttpRequest`, so both behave identically.
 
+Custom headers (SEP-2243): `Mcp-Name` may carry the Base64 sentinel, and a `tools/call` must
+carry an `Mcp-Param-{Name}` header matching each argument its tool declares with `x-mcp-header`
+(`protocol.headers` owns those rules).
+
 Status mapping: 200 for results and JSON-RPC errors about a valid request, 202 for
 notifications, 400 for malformed requests and -32020/-32021/-32022, 403 for a foreign Origin,
 404 for unknown methods, 405 for anything but POST, 406/415 for unusable content types, 413 for
@@ -22,7 +26,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -38,6 +42,7 @@ from mcp_tasks_aws.protocol.errors import (
     UnsupportedProtocolVersion,
     to_error_object,
 )
+from mcp_tasks_aws.protocol.headers import ParamHeader, check_param_headers, decode_header_value
 from mcp_tasks_aws.protocol.jsonrpc import (
     ClientResponse,
     Message,
@@ -107,6 +112,10 @@ class RpcServer(Protocol):
 
     def parse_meta(self, request: Request) -> Any:
         """Validate `params._meta` (-32602 if malformed); the result has `.protocol_version`."""
+        ...
+
+    def param_headers(self, request: Request) -> Sequence[ParamHeader]:
+        """The `x-mcp-header` parameters of the tool a `tools/call` names (none if unknown)."""
         ...
 
     def serve(
@@ -421,10 +430,19 @@ class HttpTransport:
                 "Header mismatch: the Mcp-Method header is required and must equal the method"
             )
         param = _NAME_PARAM.get(request.method)
-        if param is not None and _header_value(http, "mcp-name") != request.params.get(param):
-            raise HeaderMismatch(
-                f"Header mismatch: the Mcp-Name header is required and must equal params.{param}"
-            )
+        if param is not None:
+            raw_name = _header_value(http, "mcp-name")
+            # A name that is not plain ASCII travels in the Base64 sentinel (SEP-2243).
+            name = decode_header_value(raw_name, "Mcp-Name") if raw_name is not None else None
+            if name != request.params.get(param):
+                raise HeaderMismatch(
+                    "Header mismatch: the Mcp-Name header is required and must equal "
+                    f"params.{param}"
+                )
+        if request.method == "tools/call":
+            declared = self.server.param_headers(request)
+            if declared:
+                check_param_headers(http.headers, request.params.get("arguments"), declared)
 
 
 def _header_value(http: HttpRequest, name: str) -> str | None:
