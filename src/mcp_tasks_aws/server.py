@@ -11,7 +11,13 @@ method name): the server fills the 2026-07-28 entries, and `legacy.endpoint` reg
 Inline calls run here, including multi round-trip requests (MRTR): a tool that asks a question
 answers `input_required` with the outstanding `inputRequests` and a sealed `requestState`
 holding the answers so far, the step results (encrypted) and the keys just asked; the retried
-call replays the tool with them plus its answers to exactly those keys.
+call replays the tool with them plus its answers to exactly those keys. So do the rest of the
+server's surface: prompts, resources and resource templates, argument completion, and
+`notifications/progress` for inline calls whose request carries a `progressToken`
+(throttled; sent on the response's SSE stream before the result).
+
+The tool set is checked once, when the server is built: a tool whose schema cannot be built
+stops the server there, named with its parameter, instead of failing every `tools/list`.
 """
 
 from __future__ import annotations
@@ -19,12 +25,13 @@ from __future__ import annotations
 import base64
 import binascii
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
+from mcp_tasks_aws.progress import ProgressThrottle
 from mcp_tasks_aws.protocol import models as m
 from mcp_tasks_aws.protocol.era import Era
 from mcp_tasks_aws.protocol.errors import (
@@ -34,8 +41,10 @@ from mcp_tasks_aws.protocol.errors import (
     MethodNotFound,
     MissingClientCapability,
 )
+from mcp_tasks_aws.protocol.headers import ParamHeader
 from mcp_tasks_aws.protocol.jsonrpc import Request, notification_message, result_message
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec, SealedRound, digest
+from mcp_tasks_aws.tools import completions, resources
 from mcp_tasks_aws.tools.context import STEP_PREFIX, BecomeTask, InputNeeded, ToolContext
 from mcp_tasks_aws.tools.deadline import DeadlineExceeded, time_limit
 from mcp_tasks_aws.tools.invoke import run_prompt, run_tool
@@ -77,6 +86,25 @@ class Call:
             self.notifications.append(
                 notification_message("notifications/message", {"level": level, "data": data})
             )
+
+    def progress_sender(self) -> Callable[[float, float | None, str | None], None] | None:
+        """What `ctx.report(..., progress=...)` calls inline: None without a progressToken."""
+        token = self.meta.progress_token
+        if token is None:
+            return None
+        throttle = ProgressThrottle()
+
+        def send(progress: float, total: float | None, message: str | None) -> None:
+            if not throttle.admit(progress, total):
+                return
+            params: dict[str, Any] = {"progressToken": token, "progress": progress}
+            if total is not None:
+                params["total"] = total
+            if message:
+                params["message"] = message
+            self.notifications.append(notification_message("notifications/progress", params))
+
+        return send
 
 
 class TaskBackend(Protocol):
@@ -127,6 +155,7 @@ class McpServer:
         listener: StreamOpener | None = None,
         list_changed: Callable[[str], None] | None = None,
     ) -> None:
+        toolset.check()  # fail at startup, not on every tools/list
         self.toolset = toolset
         self.listener = listener
         self.list_changed = list_changed
@@ -143,6 +172,7 @@ class McpServer:
             "resources/list": (m.PaginatedParams, self.list_resources),
             "resources/templates/list": (m.PaginatedParams, self.list_resource_templates),
             "resources/read": (m.ReadResourceParams, self.read_resource),
+            "completion/complete": (m.CompleteParams, self.complete),
         }
         if tasks is not None:
             modern.update(tasks.methods())
@@ -177,6 +207,11 @@ class McpServer:
         except ValidationError as exc:
             fields = sorted({str(e["loc"][0]) for e in exc.errors() if e["loc"]})
             raise InvalidMeta(f"Invalid params._meta: check {', '.join(fields)}") from exc
+
+    def param_headers(self, request: Request) -> Sequence[ParamHeader]:
+        """The `x-mcp-header` parameters of the tool a `tools/call` names (SEP-2243)."""
+        spec = self.toolset.tools.get(str(request.params.get("name")))
+        return spec.param_headers if spec is not None else ()
 
     def lookup(self, method: str, era: Era = Era.MODERN) -> tuple[type[BaseModel], Handler]:
         entry = self.methods.get((era, method))
@@ -236,8 +271,10 @@ class McpServer:
         }
         if self.toolset.prompts:
             capabilities["prompts"] = _list_capability(lists.get("prompts"))
-        if self.toolset.resources:
+        if self.toolset.resources or self.toolset.resource_templates:
             capabilities["resources"] = {}
+        if self.toolset.completers:
+            capabilities["completions"] = {}
         if self.tasks is not None:
             capabilities["extensions"] = {m.TASKS_EXTENSION: {}}
         return {
@@ -286,17 +323,47 @@ class McpServer:
         return self._list_result("resources", list(self.toolset.resources.values()), params.cursor)
 
     def list_resource_templates(self, call: Call, params: m.PaginatedParams) -> dict[str, Any]:
-        return self._list_result("resourceTemplates", [], params.cursor)
+        templates = list(self.toolset.resource_templates.values())
+        return self._list_result("resourceTemplates", templates, params.cursor)
 
     def read_resource(self, call: Call, params: m.ReadResourceParams) -> dict[str, Any]:
-        spec = self.toolset.resources.get(params.uri)
-        if spec is None:
-            raise InvalidParams(f"Unknown resource: {params.uri}")
+        found = self.toolset.find_resource(params.uri)
+        if found is None:  # SEP-2164: -32602 naming the URI in data
+            raise resources.not_found(params.uri)
+        spec, variables = found
         return {
             "resultType": "complete",
-            **spec.read(),
+            **resources.read(spec, params.uri, variables),
             "cacheScope": "public",
             "ttlMs": self.list_ttl_ms,
+        }
+
+    # -- completion/complete ------------------------------------------------------------------
+
+    def complete(self, call: Call, params: m.CompleteParams) -> dict[str, Any]:
+        ref, argument = params.ref, params.argument.name
+        known: Sequence[str]
+        kind: completions.RefKind
+        if isinstance(ref, m.PromptRef):
+            prompt = self.toolset.prompts.get(ref.name)
+            if prompt is None:
+                raise InvalidParams(f"Unknown prompt: {ref.name}")
+            kind, name, known = "prompt", ref.name, [a["name"] for a in prompt.arguments]
+        else:
+            template = self.toolset.resource_templates.get(ref.uri)
+            if template is None and ref.uri not in self.toolset.resources:
+                raise InvalidParams(f"Unknown resource template: {ref.uri}")
+            kind, name = "resource", ref.uri
+            known = template.template.variables if template is not None else ()
+        if argument not in known:
+            raise InvalidParams(f"{name} has no argument {argument!r}")
+        completer = self.toolset.completers.get((kind, name, argument))
+        if completer is None:
+            return {"resultType": "complete", **completions.empty_completion()}
+        context = (params.context.arguments if params.context else None) or {}
+        return {
+            "resultType": "complete",
+            **completions.complete(completer, params.argument.value, context),
         }
 
     # -- multi round-trip ---------------------------------------------------------------------
@@ -363,6 +430,7 @@ class McpServer:
             log=call.log,
             stop_at_task_boundary=stop_at_task_boundary,
             list_changed=self.list_changed,
+            progress=call.progress_sender(),
         )
 
     # -- tools/call ---------------------------------------------------------------------------

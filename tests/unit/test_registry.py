@@ -10,6 +10,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 from mcp_tasks_aws import TaskPolicy, ToolContext, ToolResult, ToolSet
+from mcp_tasks_aws.tools import resources
+from mcp_tasks_aws.tools.signature import ToolDefinitionError
 
 
 def _spec(fn: Any, **options: Any) -> Any:
@@ -163,7 +165,7 @@ def test_variadic_parameters_cannot_be_described() -> None:
         """Takes anything."""
         return ""
 
-    with pytest.raises(TypeError, match="args"):
+    with pytest.raises(ToolDefinitionError, match=r"tool 'anything': \*args"):
         _ = _spec(anything).input_schema
 
 
@@ -387,7 +389,7 @@ def test_binary_resource_is_base64_blob() -> None:
         return b"\x89PNG"
 
     spec = toolset.resources["data://logo"]
-    content = spec.read()["contents"][0]
+    content = resources.read(spec, "data://logo", {})["contents"][0]
     assert base64.b64decode(content["blob"]) == b"\x89PNG"
     assert "text" not in content
     assert spec.to_wire() == {

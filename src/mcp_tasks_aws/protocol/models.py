@@ -102,6 +102,33 @@ class ReadResourceParams(RequestParams):
     uri: str = Field(min_length=1, max_length=2048)
 
 
+class PromptRef(WireModel):
+    type: Literal["ref/prompt"]
+    name: str = Field(min_length=1, max_length=128)
+
+
+class ResourceTemplateRef(WireModel):
+    type: Literal["ref/resource"]
+    uri: str = Field(min_length=1, max_length=2048)
+
+
+class CompleteArgument(WireModel):
+    name: str = Field(min_length=1, max_length=256)
+    value: str = Field(max_length=4096)
+
+
+class CompleteContext(WireModel):
+    arguments: dict[str, str] | None = None
+
+
+class CompleteParams(RequestParams):
+    """`completion/complete`: which prompt argument or template variable, and its value so far."""
+
+    ref: PromptRef | ResourceTemplateRef = Field(discriminator="type")
+    argument: CompleteArgument
+    context: CompleteContext | None = None
+
+
 class TaskParams(RequestParams):
     task_id: str = Field(min_length=1, max_length=128)
 

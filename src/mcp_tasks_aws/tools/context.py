@@ -31,6 +31,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from mcp_tasks_aws.progress import check_numbers, format_status
 from mcp_tasks_aws.protocol.errors import InternalError, InvalidParams, MissingClientCapability
 from mcp_tasks_aws.protocol.models import ClientCapabilities
 
@@ -166,8 +167,10 @@ class ToolContext:
         log: Callable[[str, Any], None] | None = None,
         stop_at_task_boundary: bool = False,
         list_changed: Callable[[str], None] | None = None,
+        progress: Callable[[float, float | None, str | None], None] | None = None,
     ) -> None:
         self.capabilities = capabilities
+        self._progress = progress
         self._list_changed = list_changed
         self.principal = principal
         self.task_id = task_id
@@ -301,10 +304,24 @@ class ToolContext:
 
     # -- progress -----------------------------------------------------------------------------
 
-    def report(self, message: str) -> None:
-        """Set the task's `statusMessage` (shown to pollers). Inline calls ignore it."""
+    def report(
+        self, message: str = "", *, progress: float | None = None, total: float | None = None
+    ) -> None:
+        """Tell the client how the work goes: a message, and optionally how far it is.
+
+        In a task, this sets the task's `statusMessage`, with the numbers first
+        (`"3/10 · migrating schema"`, `"42% · ..."` when `total` is 100; see
+        `mcp_tasks_aws.progress`), at most once a second; it is also where a cancelled task
+        stops. Inline, on a request that carries a `progressToken`, a report with `progress`
+        sends `notifications/progress` (increasing values only, at most one per 100 ms, always
+        the first and the one reaching `total`); a report without numbers is not sent inline.
+        `progress` and `total` are finite numbers >= 0; `total` > 0.
+        """
+        check_numbers(progress, total)
         if self._report is not None:
-            self._report(message)
+            self._report(format_status(message, progress, total))
+        if self._progress is not None and progress is not None:
+            self._progress(progress, total, message or None)
 
     def notify_list_changed(self, *, tools: bool = False, prompts: bool = False) -> None:
         """Tell listening clients that the tool and/or prompt list changed (for this server).

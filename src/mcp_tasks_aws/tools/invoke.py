@@ -5,11 +5,12 @@ Used by the inline path (in the API function) and by the task worker alike. What
 - :class:`InputNeeded` when the leg stopped on unanswered questions;
 - an :class:`McpError` for protocol faults (a capability the client lacks, a bad answer).
 
-Tool failures are results, not protocol errors: invalid arguments and exceptions raised by the
-tool become `isError: true` results the model can read and correct. Only text the project or
-the tool author wrote for the client reaches it: a `ToolError`'s message and our wording of a
-validation failure. Any other exception's text (a botocore message with ARNs, a codec error
-quoting data) stays in the logs; the client reads that the tool failed.
+Tool failures are results, not protocol errors: invalid arguments (against the derived schema
+or a hand-written one), exceptions raised by the tool and results that cannot be sent (binary
+content over the budget) become `isError: true` results the model can read and correct. Only
+text the project or the tool author wrote for the client reaches it: a `ToolError`'s message and
+our wording of a validation or content failure. Any other exception's text (a botocore message
+with ARNs, a codec error quoting data) stays in the logs; the client reads that the tool failed.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from mcp_tasks_aws.protocol.errors import InvalidParams, McpError
+from mcp_tasks_aws.tools.content import ContentError
 from mcp_tasks_aws.tools.context import BecomeTask, InputNeeded, ToolContext
-from mcp_tasks_aws.tools.registry import PromptSpec, ToolError, ToolSpec, text_result
+from mcp_tasks_aws.tools.specs import PromptSpec, ToolError, ToolSpec, text_result
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +37,44 @@ def _describe_validation_error(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+# Our wording for the JSON Schema keywords a call most often fails; others name the keyword.
+_SCHEMA_REASONS = {
+    "type": lambda v: f"must be of type {' or '.join(v) if isinstance(v, list) else v}",
+    "enum": lambda v: "must be one of " + ", ".join(repr(x) for x in v),
+    "const": lambda v: f"must be {v!r}",
+    "minimum": lambda v: f"must be at least {v}",
+    "maximum": lambda v: f"must be at most {v}",
+    "minLength": lambda v: f"must have at least {v} characters",
+    "maxLength": lambda v: f"must have at most {v} characters",
+    "pattern": lambda v: f"must match {v}",
+}
+
+
+def _schema_errors(spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
+    """What a hand-written inputSchema finds wrong with the arguments, in our words."""
+    validator = spec.schema_validator
+    if validator is None:
+        return None
+    parts = []
+    for error in sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path)):
+        where = ".".join(str(p) for p in error.absolute_path) or "arguments"
+        keyword, expected = error.validator, error.validator_value
+        if keyword == "required":
+            missing = [
+                k for k in expected if isinstance(error.instance, dict) and k not in error.instance
+            ]
+            parts.append(f"{where}: missing {', '.join(missing)}")
+        elif keyword == "additionalProperties" and isinstance(error.instance, dict):
+            known = set(error.schema.get("properties", {}))
+            extra = [k for k in error.instance if k not in known]
+            parts.append(f"{where}: unexpected {', '.join(extra)}")
+        elif keyword in _SCHEMA_REASONS:
+            parts.append(f"{where}: {_SCHEMA_REASONS[keyword](expected)}")
+        else:
+            parts.append(f"{where}: does not satisfy {keyword}")
+    return "; ".join(parts) or None
+
+
 def _call(fn: Any, is_async: bool, kwargs: dict[str, Any]) -> Any:
     if is_async:
         import asyncio  # only tools that need an event loop pay for importing one
@@ -45,6 +85,11 @@ def _call(fn: Any, is_async: bool, kwargs: dict[str, Any]) -> Any:
 
 def run_tool(spec: ToolSpec, arguments: dict[str, Any] | None, ctx: ToolContext) -> dict[str, Any]:
     """Run one leg of a tool; see the module docstring for what may come out."""
+    schema_problem = _schema_errors(spec, arguments or {})
+    if schema_problem is not None:
+        return text_result(
+            f"Invalid arguments for tool {spec.name}: {schema_problem}", is_error=True
+        )
     try:
         validated = spec.arguments_model.model_validate(arguments or {})
     except ValidationError as exc:
@@ -69,6 +114,10 @@ def run_tool(spec: ToolSpec, arguments: dict[str, Any] | None, ctx: ToolContext)
         )
     try:
         return spec.structure(value)
+    except ContentError as exc:
+        return text_result(
+            f"Tool {spec.name} returned content it cannot send: {exc}", is_error=True
+        )
     except (ValidationError, TypeError):
         logger.exception("tool %s returned a value that does not match its annotation", spec.name)
         return text_result(
@@ -95,6 +144,8 @@ def run_prompt(
         return spec.structure(value)
     except (InputNeeded, BecomeTask, McpError):
         raise
+    except ContentError as exc:
+        raise McpError(f"Prompt {spec.name} returned content it cannot send: {exc}") from exc
     except Exception as exc:
         logger.exception("prompt %s raised %s", spec.name, type(exc).__name__)
         raise McpError(f"Prompt {spec.name} failed") from exc

@@ -1,308 +1,54 @@
-"""The tool and prompt registry: plain Python functions become MCP tools and prompts.
+"""The registry: plain Python functions become MCP tools, prompts, resources and completers.
 
-`ToolSet.tool` derives a tool's `inputSchema` from its type hints (through pydantic), its
-description from its docstring, and its `outputSchema` from its return annotation. Schemas and
-validators are built on first use, not at import, so a Lambda cold start pays only for the
-tools it touches.
+`ToolSet.tool` derives a tool's `inputSchema` from its type hints (through pydantic, see
+`signature`), or takes a hand-written JSON Schema 2020-12 as is; its description comes from the
+docstring and its `outputSchema` from the return annotation. Schemas and validators are built
+by `ToolSet.check()`, which the server runs once at startup, so a definition no client could
+use fails there, naming the tool and the parameter, instead of answering "Internal error" to
+every `tools/list`.
 
 Invariants:
-- every tool and prompt has a description (registration fails without one);
+- every tool, prompt and resource has a description (registration fails without one);
 - a tool's `ToolContext` parameter is injected, never part of its input schema;
-- the task policy is the server's decision, declared here per tool.
+- the task policy is the server's decision, declared here per tool;
+- `x-mcp-header` parameters satisfy SEP-2243 (see `protocol.headers`).
 """
 
 from __future__ import annotations
 
-import base64
-import inspect
-import re
-import typing
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from enum import StrEnum
-from functools import cached_property
 from typing import Any, TypeVar, overload
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
-from pydantic.fields import FieldInfo
+from mcp_tasks_aws.tools.completions import CompleterSpec, RefKind
+from mcp_tasks_aws.tools.resources import ResourceSpec, ResourceTemplateSpec, UriTemplate
+from mcp_tasks_aws.tools.signature import ToolDefinitionError, check_name, docstring_parts
+from mcp_tasks_aws.tools.specs import (
+    PromptSpec,
+    TaskPolicy,
+    ToolError,
+    ToolResult,
+    ToolSpec,
+    text_result,
+)
 
-from mcp_tasks_aws.tools.context import ToolContext
+__all__ = [
+    "PromptSpec",
+    "ResourceSpec",
+    "ResourceTemplateSpec",
+    "TaskPolicy",
+    "ToolDefinitionError",
+    "ToolError",
+    "ToolResult",
+    "ToolSet",
+    "ToolSpec",
+    "text_result",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_NAME_PATTERN = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
-
-
-class TaskPolicy(StrEnum):
-    """How a tool runs when called."""
-
-    INLINE = "inline"
-    """Always answers within the call (multi round-trip input allowed)."""
-    OPTIONAL = "optional"
-    """Becomes a task when the request opts in to the Tasks extension; inline otherwise."""
-    REQUIRED = "required"
-    """Only runs as a task; a request without the opt-in is refused with -32021."""
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    """Full control over a tool's answer: content blocks, structured content, error flag."""
-
-    content: list[dict[str, Any]] = field(default_factory=list)
-    structured_content: Any = None
-    is_error: bool = False
-
-    def to_wire(self) -> dict[str, Any]:
-        result: dict[str, Any] = {"content": self.content}
-        if self.structured_content is not None:
-            result["structuredContent"] = self.structured_content
-        if self.is_error:
-            result["isError"] = True
-        return result
-
-
-class ToolError(Exception):
-    """Raise from a tool to answer with `isError: true` and exactly this message."""
-
-
-def text_result(text: str, *, is_error: bool = False) -> dict[str, Any]:
-    result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
-    if is_error:
-        result["isError"] = True
-    return result
-
-
-def _docstring_parts(fn: Any) -> tuple[str, dict[str, str]]:
-    """(summary, {param: description}) from a Google-style docstring."""
-    doc = inspect.getdoc(fn) or ""
-    summary_lines: list[str] = []
-    params: dict[str, str] = {}
-    section = "summary"
-    current: str | None = None
-    for line in doc.splitlines():
-        stripped = line.strip()
-        if stripped in ("Args:", "Arguments:", "Parameters:"):
-            section = "args"
-            continue
-        if stripped.endswith(":") and stripped[:-1] in ("Returns", "Raises", "Yields", "Example"):
-            section = "other"
-            continue
-        if section == "summary":
-            summary_lines.append(line)
-        elif section == "args" and stripped:
-            match = re.match(r"^(\w+)(?:\s*\([^)]*\))?:\s*(.*)$", stripped)
-            if match and line.startswith(("    ", "\t")) and not line.startswith("        "):
-                current = match.group(1)
-                params[current] = match.group(2)
-            elif current:
-                params[current] = f"{params[current]} {stripped}".strip()
-    return "\n".join(summary_lines).strip(), params
-
-
-def _signature_fields(fn: Any, param_docs: dict[str, str]) -> tuple[dict[str, Any], str | None]:
-    """pydantic field definitions for the function's parameters, and the context param name."""
-    hints = typing.get_type_hints(fn, include_extras=True)
-    fields: dict[str, Any] = {}
-    context_param: str | None = None
-    for name, param in inspect.signature(fn).parameters.items():
-        annotation = hints.get(name, Any)
-        if annotation is ToolContext:
-            context_param = name
-            continue
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            raise TypeError(f"{fn.__name__}: *args/**kwargs cannot be described to a client")
-        default = ... if param.default is inspect.Parameter.empty else param.default
-        description = param_docs.get(name)
-        fields[name] = (
-            annotation,
-            Field(default, description=description) if description else default,
-        )
-    return fields, context_param
-
-
-@dataclass
-class _FunctionSpec:
-    """What tools and prompts share: a described function whose signature is read lazily."""
-
-    fn: Any
-    name: str
-    description: str
-    title: str | None
-    param_docs: dict[str, str]
-
-    @property
-    def is_async(self) -> bool:
-        return inspect.iscoroutinefunction(self.fn)
-
-
-@dataclass
-class ToolSpec(_FunctionSpec):
-    """One registered tool."""
-
-    task: TaskPolicy
-    ttl_ms: int | None
-    poll_interval_ms: int | None
-    annotations: dict[str, Any] | None
-    prelude: bool = False
-    scopes: frozenset[str] = frozenset()
-    """OAuth scopes a caller's token must grant to call the tool (checked at the HTTP edge)."""
-
-    @cached_property
-    def _signature(self) -> tuple[type[BaseModel], str | None]:
-        fields, context_param = _signature_fields(self.fn, self.param_docs)
-        model = create_model(
-            f"{self.name}_arguments",
-            __config__=ConfigDict(extra="ignore"),
-            **fields,
-        )
-        return model, context_param
-
-    @property
-    def arguments_model(self) -> type[BaseModel]:
-        return self._signature[0]
-
-    @property
-    def context_param(self) -> str | None:
-        return self._signature[1]
-
-    @cached_property
-    def input_schema(self) -> dict[str, Any]:
-        schema = self.arguments_model.model_json_schema()
-        schema.pop("title", None)
-        for prop in schema.get("properties", {}).values():
-            if isinstance(prop, dict):
-                prop.pop("title", None)
-        schema["type"] = "object"
-        schema.setdefault("properties", {})
-        return schema
-
-    @cached_property
-    def _return(self) -> tuple[TypeAdapter[Any] | None, dict[str, Any] | None, bool]:
-        """(adapter, outputSchema, wrapped) for a structured return; (None, None, False) if not."""
-        annotation = typing.get_type_hints(self.fn).get("return", inspect.Signature.empty)
-        if annotation in (inspect.Signature.empty, str, type(None), ToolResult, Any):
-            return None, None, False
-        adapter: TypeAdapter[Any] = TypeAdapter(annotation)
-        schema = adapter.json_schema(mode="serialization")
-        if schema.get("type") == "object":
-            return adapter, schema, False
-        wrapped = {"type": "object", "properties": {"result": schema}, "required": ["result"]}
-        return adapter, wrapped, True
-
-    @property
-    def output_schema(self) -> dict[str, Any] | None:
-        return self._return[1]
-
-    def to_wire(self) -> dict[str, Any]:
-        tool: dict[str, Any] = {
-            "name": self.name,
-            "description": self.description,
-            "inputSchema": self.input_schema,
-        }
-        if self.title:
-            tool["title"] = self.title
-        if self.output_schema is not None:
-            tool["outputSchema"] = self.output_schema
-        if self.annotations:
-            tool["annotations"] = self.annotations
-        return tool
-
-    def structure(self, value: Any) -> dict[str, Any]:
-        """Turn what the function returned into a CallToolResult (without `resultType`)."""
-        if isinstance(value, ToolResult):
-            return value.to_wire()
-        adapter, _, wrapped = self._return
-        if adapter is None:
-            if value is None:
-                return {"content": []}
-            if isinstance(value, str):
-                return text_result(value)
-            adapter = TypeAdapter(type(value))
-        data = adapter.dump_python(value, mode="json", by_alias=True)
-        text = adapter.dump_json(value, by_alias=True).decode()
-        structured = {"result": data} if wrapped else data
-        result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
-        if isinstance(structured, dict):
-            result["structuredContent"] = structured
-        return result
-
-
-@dataclass
-class PromptSpec(_FunctionSpec):
-    """One registered prompt: a function of string arguments returning messages."""
-
-    @cached_property
-    def _signature(self) -> tuple[list[dict[str, Any]], str | None]:
-        fields, context_param = _signature_fields(self.fn, self.param_docs)
-        arguments = []
-        for name, (_, default) in fields.items():
-            required = default is ... or (isinstance(default, FieldInfo) and default.is_required())
-            argument: dict[str, Any] = {"name": name, "required": required}
-            if name in self.param_docs:
-                argument["description"] = self.param_docs[name]
-            arguments.append(argument)
-        return arguments, context_param
-
-    @property
-    def arguments(self) -> list[dict[str, Any]]:
-        return self._signature[0]
-
-    @property
-    def context_param(self) -> str | None:
-        return self._signature[1]
-
-    def to_wire(self) -> dict[str, Any]:
-        prompt: dict[str, Any] = {
-            "name": self.name,
-            "description": self.description,
-            "arguments": self.arguments,
-        }
-        if self.title:
-            prompt["title"] = self.title
-        return prompt
-
-    def structure(self, value: Any) -> dict[str, Any]:
-        """Turn what the function returned into a GetPromptResult (without `resultType`)."""
-        if isinstance(value, str):
-            messages = [{"role": "user", "content": {"type": "text", "text": value}}]
-            return {"messages": messages}
-        if isinstance(value, list):
-            return {"messages": value}
-        if isinstance(value, dict) and "messages" in value:
-            return value
-        raise TypeError(f"prompt {self.name!r} returned {type(value).__name__}")
-
-
-@dataclass
-class ResourceSpec:
-    """One static resource: a URI whose contents a function returns (text or bytes)."""
-
-    fn: Any
-    uri: str
-    name: str
-    description: str
-    mime_type: str
-
-    def to_wire(self) -> dict[str, Any]:
-        return {
-            "uri": self.uri,
-            "name": self.name,
-            "description": self.description,
-            "mimeType": self.mime_type,
-        }
-
-    def read(self) -> dict[str, Any]:
-        value = self.fn()
-        content: dict[str, Any] = {"uri": self.uri, "mimeType": self.mime_type}
-        if isinstance(value, bytes):
-            content["blob"] = base64.b64encode(value).decode()
-        else:
-            content["text"] = str(value)
-        return {"contents": [content]}
-
 
 class ToolSet:
-    """A collection of tools and prompts: what one server serves.
+    """What one server serves: tools, prompts, resources and completers.
 
     A tools module creates one at module level, named `tools`, and decorates its functions::
 
@@ -320,6 +66,11 @@ class ToolSet:
         self.tools: dict[str, ToolSpec] = {}
         self.prompts: dict[str, PromptSpec] = {}
         self.resources: dict[str, ResourceSpec] = {}
+        self.resource_templates: dict[str, ResourceTemplateSpec] = {}
+        self.completers: dict[tuple[RefKind, str, str], CompleterSpec] = {}
+        self._checked = False
+
+    # -- tools --------------------------------------------------------------------------------
 
     @overload
     def tool(self, fn: F) -> F: ...
@@ -336,6 +87,7 @@ class ToolSet:
         poll_interval_ms: int | None = None,
         annotations: dict[str, Any] | None = None,
         prelude: bool = False,
+        input_schema: dict[str, Any] | None = None,
         scopes: Iterable[str] = (),
     ) -> Callable[[F], F]: ...
 
@@ -351,6 +103,7 @@ class ToolSet:
         poll_interval_ms: int | None = None,
         annotations: dict[str, Any] | None = None,
         prelude: bool = False,
+        input_schema: dict[str, Any] | None = None,
         scopes: Iterable[str] = (),
     ) -> Any:
         """Register a function as a tool (usable bare or with keyword options).
@@ -358,8 +111,11 @@ class ToolSet:
         `task` is the tool's task policy; `ttl_ms` and `poll_interval_ms` override the server's
         defaults for its tasks. With `prelude=True`, the code before `await ctx.run_as_task()`
         runs inline during the call (asking questions through multi round-trip results) and
-        the rest runs as the task. `scopes` are the OAuth scopes a caller's token must grant
-        (AuthMode OAUTH or JWT); a token without them gets 403 `insufficient_scope`.
+        the rest runs as the task. `input_schema` replaces the schema derived from the type
+        hints with a hand-written JSON Schema 2020-12, sent to clients unchanged and checked
+        on every call; the function's parameters must still be among its properties. `scopes`
+        are the OAuth scopes a caller's token must grant (AuthMode OAUTH or JWT); a token
+        without them gets 403 `insufficient_scope`.
         """
         if isinstance(scopes, str):
             raise TypeError("scopes: give a list of scope names, not one string")
@@ -379,11 +135,15 @@ class ToolSet:
                 annotations=annotations,
                 param_docs=param_docs,
                 prelude=prelude,
+                handwritten_schema=input_schema,
                 scopes=needed,
             )
+            self._checked = False
             return func
 
         return register(fn) if fn is not None else register
+
+    # -- prompts ------------------------------------------------------------------------------
 
     @overload
     def prompt(self, fn: F) -> F: ...
@@ -401,7 +161,11 @@ class ToolSet:
         description: str | None = None,
         title: str | None = None,
     ) -> Any:
-        """Register a function as a prompt (usable bare or with keyword options)."""
+        """Register a function as a prompt (usable bare or with keyword options).
+
+        Its parameters are the prompt's arguments (strings; required unless they have a
+        default). It returns text, content blocks, `Message`s or a list of them.
+        """
 
         def register(func: Any) -> Any:
             prompt_name = name or func.__name__
@@ -409,9 +173,12 @@ class ToolSet:
             self.prompts[prompt_name] = PromptSpec(
                 fn=func, name=prompt_name, description=text, title=title, param_docs=param_docs
             )
+            self._checked = False
             return func
 
         return register(fn) if fn is not None else register
+
+    # -- resources ----------------------------------------------------------------------------
 
     def resource(
         self,
@@ -419,37 +186,135 @@ class ToolSet:
         *,
         name: str | None = None,
         description: str | None = None,
-        mime_type: str = "text/plain",
+        title: str | None = None,
+        mime_type: str | None = "text/plain",
     ) -> Callable[[F], F]:
-        """Register a function returning a resource's contents (str or bytes) under `uri`."""
+        """Register a function returning a resource's contents (`str` or `bytes`) under `uri`.
+
+        A `uri` with `{variables}` (RFC 6570 level 1) registers a resource template: the
+        function takes exactly those variables as arguments and is called for every URI the
+        template matches. Raise `ResourceNotFound` when what a URI names does not exist.
+        """
 
         def register(func: F) -> F:
-            summary, _ = _docstring_parts(func)
+            summary, _ = docstring_parts(func)
             text = description or summary
+            label = f"resource {uri!r}"
             if not text:
-                raise ValueError(f"resource {uri!r} needs a description (docstring)")
-            self.resources[uri] = ResourceSpec(
-                fn=func, uri=uri, name=name or func.__name__, description=text, mime_type=mime_type
+                raise ToolDefinitionError(f"{label} needs a description (docstring)")
+            if uri in self.resources or uri in self.resource_templates:
+                raise ToolDefinitionError(f"{label} is registered twice")
+            resource_name = name or func.__name__
+            if not UriTemplate.is_template(uri):
+                self.resources[uri] = ResourceSpec(
+                    fn=func,
+                    uri=uri,
+                    name=resource_name,
+                    description=text,
+                    mime_type=mime_type,
+                    title=title,
+                )
+                return func
+            try:
+                template = UriTemplate(uri)
+            except ValueError as exc:
+                raise ToolDefinitionError(f"resource template {exc}") from exc
+            self.resource_templates[uri] = ResourceTemplateSpec(
+                fn=func,
+                template=template,
+                name=resource_name,
+                description=text,
+                mime_type=mime_type,
+                title=title,
             )
+            self._checked = False
             return func
 
         return register
+
+    def find_resource(
+        self, uri: str
+    ) -> tuple[ResourceSpec | ResourceTemplateSpec, dict[str, str]] | None:
+        """What serves `uri`, and the template variables it binds (static resources first)."""
+        static = self.resources.get(uri)
+        if static is not None:
+            return static, {}
+        for template in self.resource_templates.values():
+            variables = template.template.match(uri)
+            if variables is not None:
+                return template, variables
+        return None
+
+    # -- completions --------------------------------------------------------------------------
+
+    def completer(
+        self, *, argument: str, prompt: str | None = None, resource: str | None = None
+    ) -> Callable[[F], F]:
+        """Register a function suggesting values for a prompt argument or template variable.
+
+        `@tools.completer(prompt="plan_trip", argument="city")` or
+        `@tools.completer(resource="weather://{city}/today", argument="city")`. The function
+        takes the partial value (and optionally the arguments resolved so far) and returns a
+        list of strings, best first.
+        """
+        if (prompt is None) == (resource is None):
+            raise ToolDefinitionError("a completer names either prompt= or resource=")
+        kind: RefKind = "prompt" if prompt is not None else "resource"
+        ref = prompt if prompt is not None else resource
+        assert ref is not None
+
+        def register(func: F) -> F:
+            key = (kind, ref, argument)
+            if key in self.completers:
+                raise ToolDefinitionError(f"{self.completers[key].label} has two completers")
+            self.completers[key] = CompleterSpec(fn=func, kind=kind, ref=ref, argument=argument)
+            self._checked = False
+            return func
+
+        return register
+
+    # -- startup ------------------------------------------------------------------------------
+
+    def check(self) -> None:
+        """Build every schema and check every cross-reference, once (the server calls it).
+
+        Raises ToolDefinitionError naming the tool (and parameter) that cannot be served.
+        """
+        if self._checked:
+            return
+        for spec in self.tools.values():
+            spec.check()
+        for prompt in self.prompts.values():
+            prompt.check()
+        for completer in self.completers.values():
+            self._check_completer(completer)
+        self._checked = True
+
+    def _check_completer(self, completer: CompleterSpec) -> None:
+        if completer.kind == "prompt":
+            prompt = self.prompts.get(completer.ref)
+            known = [a["name"] for a in prompt.arguments] if prompt is not None else None
+        else:
+            template = self.resource_templates.get(completer.ref)
+            known = list(template.template.variables) if template is not None else None
+        if known is None:
+            raise ToolDefinitionError(f"completer for {completer.label}: no such {completer.kind}")
+        if completer.argument not in known:
+            raise ToolDefinitionError(
+                f"completer for {completer.label}: it has no such argument "
+                f"(it has: {', '.join(known) or 'none'})"
+            )
 
 
 def _describe(
     kind: str, name: str, func: Any, description: str | None, registered: dict[str, Any]
 ) -> tuple[str, dict[str, str]]:
     """Check a new tool's or prompt's name; return its description and parameter docs."""
-    _check_name(name)
+    check_name(kind, name)
     if name in registered:
-        raise ValueError(f"{kind} {name!r} is registered twice")
-    summary, param_docs = _docstring_parts(func)
+        raise ToolDefinitionError(f"{kind} {name!r} is registered twice")
+    summary, param_docs = docstring_parts(func)
     text = description or summary
     if not text:
-        raise ValueError(f"{kind} {name!r} needs a description (docstring)")
+        raise ToolDefinitionError(f"{kind} {name!r} needs a description (docstring)")
     return text, param_docs
-
-
-def _check_name(name: str) -> None:
-    if not _NAME_PATTERN.fullmatch(name):
-        raise ValueError(f"invalid tool or prompt name {name!r}")
