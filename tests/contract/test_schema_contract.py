@@ -9,14 +9,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
-from referencing.jsonschema import DRAFT202012
 
 from mcp_support import SECRET, McpClient, conformance_settings
 from mcp_tasks_aws import ToolSet
@@ -24,26 +21,7 @@ from mcp_tasks_aws.app import build_transport
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec
 from mcp_tasks_aws.protocol.transport import HttpResponse, HttpTransport
 from mcp_tasks_aws.server import SUPPORTED_VERSIONS, McpServer
-
-SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "mcp-2026-07-28.schema.json"
-SCHEMA_URI = "urn:mcp:schema:2026-07-28"
-SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text())
-REGISTRY: Registry = Registry().with_resource(
-    SCHEMA_URI, Resource.from_contents(SCHEMA, default_specification=DRAFT202012)
-)
-
-
-def validator(definition: str) -> Draft202012Validator:
-    """A validator for one `$defs` entry; its inner `#/$defs/...` refs resolve in the document."""
-    assert definition in SCHEMA["$defs"], definition
-    return Draft202012Validator({"$ref": f"{SCHEMA_URI}#/$defs/{definition}"}, registry=REGISTRY)
-
-
-def assert_valid(instance: Any, definition: str) -> None:
-    errors = sorted(validator(definition).iter_errors(instance), key=lambda e: list(e.path))
-    assert not errors, f"not a valid {definition}: " + "; ".join(
-        f"{list(e.absolute_path)}: {e.message}" for e in errors[:5]
-    )
+from schema_support import REGISTRY, SCHEMA, SCHEMA_URI, assert_valid, validator
 
 
 def sse_messages(response: HttpResponse) -> list[Any]:

@@ -351,7 +351,12 @@ def test_unknown_prompt_and_resource_are_invalid_params(client: McpClient) -> No
 
 def test_resources_list_and_read(client: McpClient) -> None:
     resources = client.result("resources/list")["resources"]
-    assert [r["uri"] for r in resources] == ["conformance://readme", "test://watched-resource"]
+    assert [r["uri"] for r in resources] == [
+        "conformance://readme",
+        "test://static-text",
+        "test://static-binary",
+        "test://watched-resource",
+    ]
     read = client.result("resources/read", {"uri": "conformance://readme"})
     assert read["contents"] == [
         {
