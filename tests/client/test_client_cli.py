@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -181,6 +182,28 @@ def token(url: str) -> dict[str, Any]:
     }
 
 
+def browse(url: str) -> dict[str, Any]:
+    saved = tempfile.mkdtemp(prefix="cli-test-")
+    return {
+        "save_dir": Path(saved),
+        "prompts": run("prompts", url),
+        "prompt": run("prompt", url, "test_prompt_with_arguments", "arg1=hello", "arg2=big world"),
+        "prompt_missing": run("prompt", url, "test_prompt_with_arguments", "arg1=x"),
+        "prompt_image": run("prompt", url, "test_prompt_with_image", "--save-dir", saved),
+        "prompt_json": run("prompt", "--json", url, "test_simple_prompt"),
+        "resources": run("resources", url),
+        "templates": run("templates", url),
+        "read_text": run("read", url, "test://template/42/data"),
+        "read_binary": run("read", url, "test://static-binary", "--save-dir", saved),
+        "read_missing": run("read", url, "test://missing"),
+        "image": run("call", url, "test_image_content", "--save-dir", saved),
+        "mixed": run("call", url, "test_multiple_content_types", "--save-dir", saved),
+        "audio": run("call", url, "test_audio_content", "--save-dir", saved),
+        "header": run("call", url, "route_by_region", "region=São Paulo", "query=q"),
+        "schema_refused": run("call", url, "json_schema_2020_12_tool", "contactMethod=phone"),
+    }
+
+
 SCENARIOS: dict[str, Callable[[str], dict[str, Any]]] = {
     # the longest first, so the pool finishes early
     "lifecycle": lifecycle,
@@ -192,6 +215,7 @@ SCENARIOS: dict[str, Callable[[str], dict[str, Any]]] = {
     "call_json": call_json,
     "failures": failures,
     "tools": tools,
+    "browse": browse,
 }
 
 
@@ -202,12 +226,19 @@ def scenarios(stack_url: str) -> Iterator[dict[str, Future[dict[str, Any]]]]:
 
 
 @pytest.fixture
+def outcome_of(
+    scenarios: dict[str, Future[dict[str, Any]]],
+) -> Callable[[str], dict[str, Any]]:
+    """The outcome of a scenario, by name."""
+    return lambda name: scenarios[name].result(timeout=120)
+
+
+@pytest.fixture
 def outcome(
-    request: pytest.FixtureRequest, scenarios: dict[str, Future[dict[str, Any]]]
+    request: pytest.FixtureRequest, outcome_of: Callable[[str], dict[str, Any]]
 ) -> dict[str, Any]:
     """The outcome of the scenario named like the test (`test_<scenario>`)."""
-    name = request.node.name.removeprefix("test_")
-    return scenarios[name].result(timeout=120)
+    return outcome_of(request.node.name.removeprefix("test_"))
 
 
 # -- the checks ------------------------------------------------------------------------------------
@@ -216,8 +247,20 @@ def outcome(
 def test_tools(outcome: dict[str, Any]) -> None:
     text, as_json = outcome["text"], outcome["json"]
     assert text.returncode == 0, text.stderr
-    assert "slow_compute(seconds: number, label: string)" in text.stdout
-    assert "Sleeps for a while, then reports" in text.stdout
+    lines = text.stdout.splitlines()
+    # Each tool: its signature and task policy, its summary, one line per argument.
+    assert "slow_compute(seconds: number, label: string)  [task when allowed]" in lines
+    assert "failing_job()  [task only]" in lines
+    assert "greet(name: string?)  [inline]" in lines
+    assert "    Sleeps for a while, then reports; a task when the client opts in." in lines
+    assert any(
+        line.split() == ["seconds", "number", "required", "How", "long", "to", "work."]
+        for line in lines
+    )
+    assert any('default "World"' in line and "Who to greet." in line for line in lines)
+    assert any("contactMethod" in line and "one of phone, email" in line for line in lines)
+    assert any("header Mcp-Param-Region" in line for line in lines)
+    assert all(line == line.rstrip() for line in lines)
     names = {tool["name"] for tool in json.loads(as_json.stdout)["tools"]}
     assert {"greet", "confirm_delete", "slow_compute"} <= names
 
@@ -383,3 +426,61 @@ def test_a_call_through_mcp_tasks_url(
     monkeypatch.setenv(URL_ENV, stack_url)
     assert main(["call", "greet", "name=Ada"]) == 0
     assert capsys.readouterr().out == "Hello, Ada!\n"
+def test_browse(outcome: dict[str, Any]) -> None:
+    saved: Path = outcome["save_dir"]
+    prompts = outcome["prompts"]
+    assert prompts.returncode == 0, prompts.stderr
+    assert "test_prompt_with_arguments(arg1, arg2)" in prompts.stdout
+    assert "      arg1: First test argument." in prompts.stdout
+    assert outcome["prompt"].stdout == (
+        "user: Prompt with arguments: arg1='hello', arg2='big world'\n"
+    )
+    missing = outcome["prompt_missing"]
+    assert missing.returncode == 2
+    assert "missing required argument(s): arg2" in missing.stderr
+    image_prompt = outcome["prompt_image"]
+    assert image_prompt.returncode == 0, image_prompt.stderr
+    assert f"saved to {saved / 'test_prompt_with_image.png'}]" in image_prompt.stdout
+    assert "user: Please analyze the image above." in image_prompt.stdout
+    assert json.loads(outcome["prompt_json"].stdout)["messages"][0]["role"] == "user"
+    assert "test://static-binary  static-binary  image/png" in outcome["resources"].stdout
+    assert "test://template/{id}/data" in outcome["templates"].stdout
+    assert json.loads(outcome["read_text"].stdout)["id"] == "42"
+    assert outcome["read_binary"].stdout == (
+        f"[test://static-binary (image/png) saved to {saved / 'static-binary.png'}]\n"
+    )
+    assert (saved / "static-binary.png").read_bytes().startswith(b"\x89PNG")
+    missing_resource = outcome["read_missing"]
+    assert missing_resource.returncode == 3
+    assert "Resource not found: test://missing" in missing_resource.stderr
+
+
+def test_binary_results_are_saved_to_files(outcome_of: Callable[[str], dict[str, Any]]) -> None:
+    outcome = outcome_of("browse")
+    saved: Path = outcome["save_dir"]
+    image = outcome["image"]
+    assert image.returncode == 0, image.stderr
+    assert image.stdout == f"[image image/png saved to {saved / 'test_image_content.png'}]\n"
+    assert (saved / "test_image_content.png").read_bytes().startswith(b"\x89PNG")
+    mixed = outcome["mixed"].stdout.splitlines()
+    assert mixed[0] == "Multiple content types test:"
+    assert mixed[1].endswith(f"saved to {saved / 'test_multiple_content_types.png'}]")
+    assert mixed[2:] == ["[resource test://mixed-content-resource]", '{"test":"data","value":123}']
+    audio = outcome["audio"]
+    assert audio.stdout == f"[audio audio/wav saved to {saved / 'test_audio_content.wav'}]\n"
+    assert (saved / "test_audio_content.wav").read_bytes()[8:12] == b"WAVE"
+
+
+def test_header_parameters_and_schema_errors_reach_the_user(
+    outcome_of: Callable[[str], dict[str, Any]],
+) -> None:
+    outcome = outcome_of("browse")
+    header = outcome["header"]  # the SDK mirrors region into Mcp-Param-Region, Base64-encoded
+    assert header.returncode == 0, header.stderr
+    assert header.stdout == "Ran 'q' in São Paulo.\n"
+    refused = outcome["schema_refused"]
+    assert refused.returncode == 1
+    assert refused.stdout == (
+        "Invalid arguments for tool json_schema_2020_12_tool: arguments: needs one of: "
+        "missing email | missing phone; arguments: missing phone\n"
+    )

@@ -1,25 +1,29 @@
 """`mcp-tasks`: a terminal client for MCP servers whose long tools run as tasks.
 
 This module owns the command line: argument parsing, what each command does, and the exit
-code it ends with. What the commands print and ask (human text or one JSON document per
-command with `--json`, the live status line on stderr, elicitation forms, the Ctrl-C question)
-is `terminal`'s and `forms`'. The protocol work is the library's: an SDK `Client` with the
-`TasksExtension` (see `connect`), driven through the handle API (`Tasks`).
+code it ends with (the commands that browse a server are `browse`'s). What the commands print
+and ask (human text or one JSON document per command with `--json`, binary content saved to
+files, the live status line with its progress bar on stderr, elicitation forms, the Ctrl-C
+question) is `display`'s, `terminal`'s and `forms`'. The protocol work is the library's: an
+SDK `Client` with the `TasksExtension` (see `connect`), driven through the handle API (`Tasks`).
 
-    mcp-tasks tools [URL]
+    mcp-tasks tools|prompts|resources|templates [URL]
+    mcp-tasks prompt [URL] NAME [key=value ...]
+    mcp-tasks read [URL] URI
     mcp-tasks call [URL] TOOL [key=value | key:=JSON ...] [--detach]
     mcp-tasks get|wait|cancel [URL] TASK_ID
     mcp-tasks login|logout [URL]
 
 URL defaults to the `MCP_TASKS_URL` environment variable (a first argument with `://` in it
-is the URL; anything else is the tool or task id).
+is the URL; anything else is the tool, prompt, resource or task id).
 
 Options (before or after the command): `--json` (machine-readable output on stdout, never
 prompts: an input request fails with exit code 5 and leaves the task running), `--token`
 (bearer token; default: the `MCP_TASKS_TOKEN` environment variable), `--timeout SECONDS` (give
 up waiting; the task keeps running), `--root PATH` (answer roots requests; repeatable),
 `--poll` (wait by polling `tasks/get`; by default a wait listens with `subscriptions/listen`
-when the server supports it, and polls otherwise).
+when the server supports it, and polls otherwise), `--save-dir DIR` (where images, audio and
+other binary content are saved; default: a new temporary directory).
 
 Signing in: without `--token`, a server that answers 401 with an OAuth challenge is signed in
 to in the browser (see `auth`: `--client-id`, `--client-secret`, `--client-metadata-url`,
@@ -60,7 +64,6 @@ from mcp_types import (
     ErrorData,
     ListRootsResult,
     Root,
-    Tool,
 )
 
 from mcp_tasks_aws.client.auth import (
@@ -70,7 +73,9 @@ from mcp_tasks_aws.client.auth import (
     auth_for,
     sign_in_defaults,
 )
+from mcp_tasks_aws.client.browse import BrowseCommands, find_tool
 from mcp_tasks_aws.client.connect import TOKEN_ENV, connect
+from mcp_tasks_aws.client.display import MediaSaver, Output
 from mcp_tasks_aws.client.errors import (
     TaskCancelledError,
     TaskFailedError,
@@ -80,7 +85,7 @@ from mcp_tasks_aws.client.errors import (
 from mcp_tasks_aws.client.extension import TasksExtension
 from mcp_tasks_aws.client.forms import ArgumentError, confirm_url, fill_form, parse_arguments
 from mcp_tasks_aws.client.handle import TaskHandle, Tasks
-from mcp_tasks_aws.client.terminal import Console, Interrupts, LineReader, Output, confirm_cancel
+from mcp_tasks_aws.client.terminal import Console, Interrupts, LineReader, confirm_cancel
 from mcp_tasks_aws.client.waiter import TaskProgress
 
 __all__ = ["main"]
@@ -95,7 +100,7 @@ EXIT_CANCELLED, EXIT_INPUT, EXIT_NOT_FOUND, EXIT_TIMEOUT, EXIT_INTERRUPTED = 4, 
 
 
 @dataclass
-class Cli:
+class Cli(BrowseCommands):
     """One `mcp-tasks` command: its client, its callbacks for input requests, its exit code."""
 
     args: argparse.Namespace
@@ -104,6 +109,8 @@ class Cli:
     interrupts: Interrupts
     refused_input: str | None = None
     """The question a --json run refused to ask (the SDK then raises it as an MCPError)."""
+    stem: str | None = None
+    """What files saved from the result are named after (the tool, else the task id)."""
     _form_lock: anyio.Lock = field(default_factory=anyio.Lock)
 
     @property
@@ -169,31 +176,8 @@ class Cli:
         await client.list_tools()  # any request: a 401 on the way signs in
         return self.signed_in(True, "signed in")
 
-    async def cmd_tools(self, client: Client) -> int:
-        tools: list[Tool] = []
-        cursor: str | None = None
-        while True:
-            page = await client.list_tools(cursor=cursor)
-            tools.extend(page.tools)
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        self.output.tools(tools)
-        return EXIT_OK
-
-    async def _find_tool(self, client: Client, name: str) -> Tool | None:
-        cursor: str | None = None
-        while True:
-            page = await client.list_tools(cursor=cursor)
-            for tool in page.tools:
-                if tool.name == name:
-                    return tool
-            cursor = page.next_cursor
-            if cursor is None:
-                return None
-
     async def cmd_call(self, client: Client) -> int:
-        tool = await self._find_tool(client, self.args.tool)
+        tool = await find_tool(client, self.args.tool)
         if tool is None:
             return self.output.error(
                 "usage", f"the server has no tool {self.args.tool!r}", EXIT_USAGE
@@ -206,6 +190,7 @@ class Cli:
         started = await tasks.start(tool.name, arguments)
         if isinstance(started, CallToolResult):
             return self.finish(None, started)
+        self.stem = tool.name
         if not self.json:
             self.console.say(f"task {started.task_id} started ({tool.name})")
         if self.args.detach:
@@ -287,7 +272,8 @@ class Cli:
 
     def finish(self, task_id: str | None, result: CallToolResult) -> int:
         """Print a tool's result; exit with 1 when the tool reported an error."""
-        self.output.result(task_id, result)
+        stem = self.stem or getattr(self.args, "tool", None) or task_id or "result"
+        self.output.result(task_id, result, stem=stem)
         return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
 
     def resume_hint(self, task_id: str) -> str:
@@ -361,6 +347,13 @@ def build_parser() -> argparse.ArgumentParser:
         "-q", "--quiet", action="store_true", default=argparse.SUPPRESS, help="no status line"
     )
     common.add_argument(
+        "--save-dir",
+        type=Path,
+        default=argparse.SUPPRESS,
+        metavar="DIR",
+        help="where to save images, audio and other binary content (default: a temporary dir)",
+    )
+    common.add_argument(
         "--poll",
         action="store_true",
         default=argparse.SUPPRESS,
@@ -375,11 +368,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     url_help = f"the MCP endpoint (default: ${URL_ENV})"
-    tools = commands.add_parser("tools", parents=[common], help="list the server's tools")
-    tools.add_argument("positional", nargs="*", metavar="URL", help=url_help)
+    # Each command takes [URL] then its own positionals, sorted out by `_place_url` (argparse
+    # cannot tell an optional leading URL from what follows it).
+    for name, text in (
+        ("tools", "list the server's tools: arguments, defaults, allowed values, task policy"),
+        ("prompts", "list the server's prompts"),
+        ("resources", "list the server's resources"),
+        ("templates", "list the server's resource templates"),
+        ("login", "sign in to the server now (tokens are cached per server)"),
+        ("logout", "drop the cached sign-in of the server"),
+    ):
+        sub = commands.add_parser(name, parents=[common], help=text)
+        sub.add_argument("positional", nargs="*", metavar="URL", help=url_help)
+    prompt = commands.add_parser("prompt", parents=[common], help="get a prompt's messages")
+    prompt.add_argument(
+        "positional",
+        nargs="+",
+        metavar="[URL] NAME [key=value ...]",
+        help=f"{url_help}; the prompt; its arguments",
+    )
+    read = commands.add_parser("read", parents=[common], help="read a resource")
+    read.add_argument("positional", nargs="+", metavar="[URL] URI", help=url_help)
     call = commands.add_parser("call", parents=[common], help="call a tool and wait for its result")
-    # [URL] TOOL [key=value ...], sorted out by `_place_url` (argparse cannot tell an optional
-    # leading URL from the tool).
     call.add_argument(
         "positional",
         nargs="+",
@@ -391,11 +401,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--detach", action="store_true", help="print the task id and exit without waiting"
     )
     for name, text in (
-        ("login", "sign in to the server now (tokens are cached per server)"),
-        ("logout", "drop the cached sign-in of the server"),
-    ):
-        commands.add_parser(name, parents=[common], help=text).add_argument("url")
-    for name, text in (
         ("get", "show a task's current state"),
         ("wait", "wait for a task (answering its questions) and print its result"),
         ("cancel", "request a task's cancellation"),
@@ -406,23 +411,34 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _place_url(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Split the positionals into url and the command's own (tool and arguments, or task id)."""
+    """Split the positionals into the URL and the command's own (a tool and its arguments, a
+    prompt and its arguments, a resource URI or a task id)."""
     values: list[str] = list(args.positional)
     del args.positional
-    if values and "://" in values[0]:
+    # A resource URI has "://" too: it is the URL only when another positional follows it.
+    takes_one = args.command in ("read", "get", "wait", "cancel")
+    if values and "://" in values[0] and not (takes_one and len(values) == 1):
         args.url = values.pop(0)
     else:
         args.url = os.environ.get(URL_ENV) or None
     if args.url is None:
         parser.error(f"no URL: give the MCP endpoint first, or set {URL_ENV}")
-    if args.command == "call":
+    if args.command in ("call", "prompt"):
         if not values:
-            parser.error("call: which tool?")
-        args.tool, args.arguments = values[0], values[1:]
-    elif args.command in ("get", "wait", "cancel"):
+            parser.error(f"{args.command}: which {'tool' if args.command == 'call' else 'prompt'}?")
+        head, args.arguments = values[0], values[1:]
+        if args.command == "call":
+            args.tool = head
+        else:
+            args.name = head
+    elif takes_one:
+        what = "resource URI" if args.command == "read" else "task id"
         if len(values) != 1:
-            parser.error(f"{args.command}: give one task id (after the URL, if any)")
-        args.task_id = values[0]
+            parser.error(f"{args.command}: give one {what} (after the URL, if any)")
+        if args.command == "read":
+            args.uri = values[0]
+        else:
+            args.task_id = values[0]
     elif values:
         parser.error(f"{args.command}: unexpected {' '.join(values)}")
 
@@ -438,6 +454,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "root": [],
         "quiet": False,
         "poll": False,
+        "save_dir": None,
     }
     for key, value in defaults.items():
         if not hasattr(args, key):
@@ -455,11 +472,11 @@ async def _amain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except (AttributeError, OSError, ValueError):  # no usable stdin: every prompt sees its end
         stdin = None
     console = Console(err, LineReader(stdin), quiet=bool(args.quiet or args.json))
-    cli = Cli(args, Output(out, console, json=bool(args.json)), console, interrupts)
+    output = Output(out, console, json=bool(args.json), media=MediaSaver(args.save_dir))
+    cli = Cli(args, output, console, interrupts)
     code: int | None = None
     async with anyio.create_task_group() as tg:
         tg.start_soon(interrupts.watch)
-        tg.start_soon(console.tick)
         with anyio.CancelScope() as scope:
             interrupts.scope = scope
             try:
@@ -485,12 +502,27 @@ async def _amain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return code
 
 
+def _pipe_closed(exc: BaseException) -> bool:
+    """Whether the reader of our output went away (`mcp-tasks tools URL | head`)."""
+    leaf = _first_leaf(exc)
+    return isinstance(leaf, BrokenPipeError) or (
+        isinstance(leaf, SystemExit) and isinstance(leaf.__context__, BrokenPipeError)
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         return anyio.run(_amain, args, sys.stdout, sys.stderr)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except BaseException as exc:
+        if not _pipe_closed(exc):
+            raise
+        # Nothing more can be written; point stdout at /dev/null so the interpreter's own
+        # final flush does not complain again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":

@@ -1,15 +1,14 @@
-"""What `mcp-tasks` shows and asks: its output, the live status line, prompts and Ctrl-C.
+"""What `mcp-tasks` shows and asks on stderr: the live status line, prompts and Ctrl-C.
 
-This module owns the terminal side of the CLI; `cli` decides what a command does and which exit
-code it ends with, this module how that looks:
+This module owns the interactive side of the CLI (what commands print on stdout is
+`display`'s):
 
-- `Output`: what a command prints. Its result goes to stdout, as human text or, with `--json`,
-  as one JSON document; an error goes to stderr as `error: …`, or with `--json` to stdout as
-  an `{"error": …}` document, so a script always reads JSON from stdout.
 - `Console`: stderr, where the status line and the prompts go. On a terminal the status line
-  is rewritten in place (`tick` keeps its elapsed time moving); otherwise each change is written
-  once, on its own line. Whatever else is written to stderr clears the status line first, so
-  the two never share a line. `quiet` (`-q`, and always with `--json`) hides the status line.
+  is a `rich` live display: a spinner, the task's status and message, a progress bar when the
+  message carries numbers (`"3/10 · …"`, see `mcp_tasks_aws.progress`) and the elapsed time.
+  Otherwise each change is written once, on its own line. Whatever else is written to stderr
+  stops the live display first, so the two never share a line. `quiet` (`-q`, and always with
+  `--json`) hides the status line.
 - `LineReader`: stdin for the prompts (elicitation forms, the Ctrl-C question), read by one
   thread, so a prompt abandoned by Ctrl-C never swallows the next line typed.
 - `Interrupts` and `confirm_cancel`: SIGINT cancels the current scope instead of raising
@@ -19,29 +18,26 @@ code it ends with, this module how that looks:
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import signal
-import sys
 import threading
-from contextlib import suppress
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TextIO
+from typing import TextIO
 
 import anyio
-from mcp_types import CallToolResult, Tool
-from pydantic import BaseModel
+from rich.console import Console as RichConsole
+from rich.console import RenderableType
+from rich.live import Live
+from rich.progress_bar import ProgressBar
+from rich.spinner import Spinner
+from rich.table import Table
+from rich.text import Text
 
-from mcp_tasks_aws.client.handle import TaskHandle
-from mcp_tasks_aws.client.wire import TaskFields, TaskSnapshot
+from mcp_tasks_aws.client.wire import TaskFields
+from mcp_tasks_aws.progress import Progress, parse_status
 
-__all__ = ["Console", "Interrupts", "LineReader", "Output", "confirm_cancel"]
-
-
-def _dump(model: BaseModel) -> dict[str, Any]:
-    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+__all__ = ["Console", "Interrupts", "LineReader", "confirm_cancel"]
 
 
 # -- stdin and stderr ----------------------------------------------------------------------------
@@ -102,50 +98,107 @@ class LineReader:
             return line
 
 
+class _StatusLine:
+    """The live status renderable: spinner, status, a bar when the task reports numbers, and
+    the time since the task was created (re-rendered by rich on every refresh)."""
+
+    def __init__(self) -> None:
+        self.spinner = Spinner("dots", style="cyan")
+        self.task: TaskFields | None = None
+        self.text = ""
+
+    def __rich__(self) -> RenderableType:
+        if self.task is None:
+            return Text(self.text)
+        parsed = parse_status(self.task.status_message)
+        grid = Table.grid(padding=(0, 1))
+        cells: list[RenderableType] = [self.spinner, Text(f"[{self.task.status}]", style="bold")]
+        if parsed.fraction is not None:
+            cells.append(ProgressBar(total=1.0, completed=parsed.fraction, width=24))
+            cells.append(Text(_numbers(parsed), style="cyan"))
+        elif parsed.progress is not None:
+            cells.append(Text(_numbers(parsed), style="cyan"))
+        if parsed.message:
+            cells.append(Text(parsed.message, overflow="ellipsis", no_wrap=True))
+        elapsed = _elapsed(self.task)
+        if elapsed is not None:
+            cells.append(Text(f"({elapsed:.1f}s)", style="dim"))
+        for _ in cells:
+            grid.add_column(no_wrap=True)
+        grid.add_row(*cells)
+        return grid
+
+
+def _numbers(parsed: Progress) -> str:
+    if parsed.progress is None:
+        return ""
+    if parsed.total == 100:
+        return f"{parsed.progress:g}%"
+    if parsed.total is not None:
+        return f"{parsed.progress:g}/{parsed.total:g}"
+    return f"{parsed.progress:g}"
+
+
 class Console:
-    """stderr: a status line (live on a terminal, one line per change otherwise) and prompts."""
+    """stderr: a status line (live on a terminal, one line per change otherwise) and prompts.
+
+    On a terminal the status is a `rich` live display (spinner, a progress bar when the task's
+    `statusMessage` carries numbers, elapsed time), stopped while anything else is written to
+    stderr so the two never share a line. Off a terminal each change is one plain line.
+    """
 
     def __init__(self, err: TextIO, reader: LineReader, *, quiet: bool = False) -> None:
         self.err = err
         self.reader = reader
         self.quiet = quiet
         self.live = err.isatty()
+        self.rich = RichConsole(file=err, highlight=False, markup=False)
+        self._line = _StatusLine()
+        self._display: Live | None = None
         self._status: str | None = None
-        self._shown = False
         self.echo_answers = not reader.interactive
         self.tracked: TaskFields | None = None
-        """The task the live status line follows (re-rendered by `tick` for the elapsed time)."""
-
-    async def tick(self) -> None:
-        """Keep a live status line's elapsed time moving."""
-        while True:
-            await anyio.sleep(0.25)
-            if self.live and self.tracked is not None and self._shown:
-                self.status(_status_text(self.tracked))
+        """The task the live status line follows."""
 
     def follow(self, task: TaskFields) -> None:
-        """Show `task` as the status, and keep its elapsed time moving (see `tick`)."""
+        """Show `task` as the status (with a progress bar when its message carries numbers)."""
         self.tracked = task
-        self.status(_status_text(task))
-
-    def _clear(self) -> None:
-        if self._shown:
-            self.err.write("\r\x1b[K")
-            self._shown = False
+        if self.quiet:
+            return
+        if self.live:
+            self._line.task = task
+            self._show()
+        else:
+            self._plain(_status_text(task))
 
     def status(self, text: str) -> None:
         """Show `text` as the status (a new line per change unless stderr is a terminal)."""
         if self.quiet:
             return
         if self.live:
-            self._clear()
-            self.err.write(text[: max(20, _columns() - 1)])
-            self._shown = True
-            self.err.flush()
-        elif text != self._status:
+            self._line.task, self._line.text = None, text
+            self._show()
+        else:
+            self._plain(text)
+
+    def _plain(self, text: str) -> None:
+        if text != self._status:
             self.err.write(text + "\n")
             self.err.flush()
         self._status = text
+
+    def _show(self) -> None:
+        if self._display is None:
+            self._display = Live(
+                self._line, console=self.rich, transient=True, refresh_per_second=8
+            )
+            self._display.start()
+        self._display.refresh()
+
+    def _clear(self) -> None:
+        if self._display is not None:
+            self._display.stop()
+            self._display = None
 
     def say(self, text: str) -> None:
         self._clear()
@@ -165,14 +218,6 @@ class Console:
     def done(self) -> None:
         self._clear()
         self.err.flush()
-
-
-def _columns() -> int:
-    try:
-        columns = os.get_terminal_size(sys.stderr.fileno()).columns
-    except (OSError, ValueError):
-        return 100
-    return columns if columns > 0 else 100
 
 
 def _elapsed(task: TaskFields) -> float | None:
@@ -234,115 +279,3 @@ async def confirm_cancel(console: Console, interrupts: Interrupts, task_id: str)
     if scope.cancelled_caught:
         console.say("")
     return cancel
-
-
-# -- what the commands print ---------------------------------------------------------------------
-
-
-@dataclass
-class Output:
-    """A command's output: human text, or with `json` one JSON document, on `out` (stdout)."""
-
-    out: TextIO
-    console: Console
-    json: bool
-
-    def emit(self, document: dict[str, Any]) -> None:
-        self.out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-        self.out.flush()
-
-    def error(self, kind: str, message: str, exit_code: int, **extra: Any) -> int:
-        """Report an error (JSON on stdout with --json, text on stderr); return `exit_code`."""
-        if self.json:
-            self.emit({"error": {"kind": kind, "message": message, **extra}})
-        else:
-            self.console.say(f"error: {message}")
-        return exit_code
-
-    def tools(self, tools: list[Tool]) -> None:
-        if self.json:
-            self.emit({"tools": [_dump(t) for t in tools]})
-            return
-        for tool in tools:
-            self.out.write(f"{tool.name}({_signature(tool)})\n")
-            summary = (tool.description or "").strip().splitlines()
-            if summary:
-                self.out.write(f"    {summary[0]}\n")
-        self.out.flush()
-
-    def detached(self, handle: TaskHandle) -> None:
-        """A task started with `--detach`: its id (with --json, the whole `CreateTaskResult`)."""
-        if self.json:
-            created = _dump(handle.created) if handle.created is not None else {}
-            self.emit({"taskId": handle.task_id, **created})
-        else:
-            self.out.write(handle.task_id + "\n")
-            self.out.flush()
-
-    def cancel_requested(self, snapshot: TaskSnapshot) -> None:
-        if self.json:
-            self.emit(
-                {"taskId": snapshot.task_id, "cancelRequested": True, "status": snapshot.status}
-            )
-        else:
-            self.out.write(
-                f"cancellation requested; task {snapshot.task_id} is {snapshot.status}\n"
-            )
-            self.out.flush()
-
-    def result(self, task_id: str | None, result: CallToolResult) -> None:
-        """A tool's result: its text blocks (placeholders for the others), else its JSON."""
-        if self.json:
-            self.emit({"taskId": task_id, "result": _dump(result)})
-            return
-        texts = []
-        for block in result.content:
-            text = getattr(block, "text", None)
-            if isinstance(text, str):
-                texts.append(text)
-            else:
-                mime = getattr(block, "mime_type", None)
-                texts.append(f"[{block.type}{' ' + mime if mime else ''}]")
-        if not texts and result.structured_content is not None:
-            texts.append(json.dumps(result.structured_content, indent=2, ensure_ascii=False))
-        self.out.write("\n".join(texts) + ("\n" if texts else ""))
-        self.out.flush()
-        if result.is_error:
-            self.console.say("error: the tool reported an error")
-
-    def snapshot(self, snapshot: TaskSnapshot, resume_hint: str) -> None:
-        """A task's state; `resume_hint` is the command that answers its input requests."""
-        if self.json:
-            self.emit(_dump(snapshot))
-            return
-        lines = [f"task {snapshot.task_id}", f"status: {snapshot.status}"]
-        if snapshot.status_message:
-            lines.append(f"message: {snapshot.status_message}")
-        lines.append(f"created: {snapshot.created_at}  updated: {snapshot.last_updated_at}")
-        if snapshot.status == "input_required":
-            for key, request in (snapshot.input_requests or {}).items():
-                params = request.get("params") or {}
-                lines.append(f"needs: {key}: {request.get('method')}: {params.get('message', '')}")
-            lines.append(f"answer with: {resume_hint}")
-        if snapshot.status == "failed":
-            error = snapshot.error_data()
-            lines.append(f"error: {error.message} (code {error.code})")
-        self.out.write("\n".join(lines) + "\n")
-        if snapshot.status == "completed" and snapshot.result is not None:
-            self.out.write("result:\n")
-            self.out.flush()
-            with suppress(ValueError):
-                self.result(snapshot.task_id, snapshot.call_tool_result())
-                return
-        self.out.flush()
-
-
-def _signature(tool: Tool) -> str:
-    schema = tool.input_schema or {}
-    properties: dict[str, Any] = schema.get("properties") or {}
-    required = set(schema.get("required") or [])
-    parts = []
-    for name, prop in properties.items():
-        kind = prop.get("type", "any") if isinstance(prop, dict) else "any"
-        parts.append(f"{name}: {kind}" + ("" if name in required else "?"))
-    return ", ".join(parts)

@@ -50,6 +50,23 @@ _SCHEMA_REASONS = {
 }
 
 
+def _reason(error: Any) -> str:
+    """Our wording of one JSON Schema failure (without its location)."""
+    keyword, expected, instance = error.validator, error.validator_value, error.instance
+    if keyword == "required" and isinstance(instance, dict):
+        return "missing " + ", ".join(k for k in expected if k not in instance)
+    if keyword == "additionalProperties" and isinstance(instance, dict):
+        known = set(error.schema.get("properties", {}))
+        return "unexpected " + ", ".join(k for k in instance if k not in known)
+    if keyword in ("anyOf", "oneOf") and error.context:
+        options = sorted({_reason(sub) for sub in error.context if not sub.relative_path})
+        if options:
+            return "needs one of: " + " | ".join(options)
+    if keyword in _SCHEMA_REASONS:
+        return str(_SCHEMA_REASONS[keyword](expected))
+    return f"does not satisfy {keyword}"
+
+
 def _schema_errors(spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
     """What a hand-written inputSchema finds wrong with the arguments, in our words."""
     validator = spec.schema_validator
@@ -58,20 +75,7 @@ def _schema_errors(spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
     parts = []
     for error in sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path)):
         where = ".".join(str(p) for p in error.absolute_path) or "arguments"
-        keyword, expected = error.validator, error.validator_value
-        if keyword == "required":
-            missing = [
-                k for k in expected if isinstance(error.instance, dict) and k not in error.instance
-            ]
-            parts.append(f"{where}: missing {', '.join(missing)}")
-        elif keyword == "additionalProperties" and isinstance(error.instance, dict):
-            known = set(error.schema.get("properties", {}))
-            extra = [k for k in error.instance if k not in known]
-            parts.append(f"{where}: unexpected {', '.join(extra)}")
-        elif keyword in _SCHEMA_REASONS:
-            parts.append(f"{where}: {_SCHEMA_REASONS[keyword](expected)}")
-        else:
-            parts.append(f"{where}: does not satisfy {keyword}")
+        parts.append(f"{where}: {_reason(error)}")
     return "; ".join(parts) or None
 
 

@@ -36,6 +36,10 @@ from mcp_tasks_aws.tools.signature import (
     signature_fields,
 )
 
+TASK_POLICY_META = "io.github.mcp-tasks-aws/taskPolicy"
+"""The `_meta` key of a listed tool that tells clients its task policy (2026-07-28 has no field
+for it: the server alone decides, per request). The `mcp-tasks` CLI shows it."""
+
 
 class TaskPolicy(StrEnum):
     """How a tool runs when called."""
@@ -202,6 +206,7 @@ class ToolSpec(_FunctionSpec):
             tool["outputSchema"] = self.output_schema
         if self.annotations:
             tool["annotations"] = self.annotations
+        tool["_meta"] = {TASK_POLICY_META: self.task.value}
         return tool
 
     def structure(self, value: Any) -> dict[str, Any]:
