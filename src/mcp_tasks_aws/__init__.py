@@ -7,20 +7,53 @@ The public surface for tool authors::
     from mcp_tasks_aws import Header, ResourceNotFound
 """
 
-from mcp_tasks_aws.tools.content import (
-    MAX_BINARY_BYTES,
-    Audio,
-    ContentError,
-    EmbeddedResource,
-    Image,
-    Message,
-    ResourceLink,
-    Text,
-)
+from typing import TYPE_CHECKING, Any
+
 from mcp_tasks_aws.tools.context import ElicitResult, RootsResult, SamplingResult, ToolContext
 from mcp_tasks_aws.tools.registry import TaskPolicy, ToolError, ToolResult, ToolSet
-from mcp_tasks_aws.tools.resources import ResourceNotFound
 from mcp_tasks_aws.tools.signature import Header, ToolDefinitionError
+
+if TYPE_CHECKING:
+    from mcp_tasks_aws.tools.content import (
+        MAX_BINARY_BYTES,
+        Audio,
+        ContentError,
+        EmbeddedResource,
+        Image,
+        Message,
+        ResourceLink,
+        Text,
+    )
+    from mcp_tasks_aws.tools.resources import ResourceNotFound
+
+# Loaded on first use, so a Lambda cold start pays for content helpers and resources only when
+# the tools module uses them.
+_LAZY = {
+    **dict.fromkeys(
+        (
+            "MAX_BINARY_BYTES",
+            "Audio",
+            "ContentError",
+            "EmbeddedResource",
+            "Image",
+            "Message",
+            "ResourceLink",
+            "Text",
+        ),
+        "mcp_tasks_aws.tools.content",
+    ),
+    "ResourceNotFound": "mcp_tasks_aws.tools.resources",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcp_tasks_aws' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "MAX_BINARY_BYTES",

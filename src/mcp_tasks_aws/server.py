@@ -27,11 +27,10 @@ import binascii
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
 
-from mcp_tasks_aws.progress import ProgressThrottle
 from mcp_tasks_aws.protocol import models as m
 from mcp_tasks_aws.protocol.era import Era
 from mcp_tasks_aws.protocol.errors import (
@@ -44,7 +43,6 @@ from mcp_tasks_aws.protocol.errors import (
 from mcp_tasks_aws.protocol.headers import ParamHeader
 from mcp_tasks_aws.protocol.jsonrpc import Request, notification_message, result_message
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec, SealedRound, digest
-from mcp_tasks_aws.tools import completions, resources
 from mcp_tasks_aws.tools.context import STEP_PREFIX, BecomeTask, InputNeeded, ToolContext
 from mcp_tasks_aws.tools.deadline import DeadlineExceeded, time_limit
 from mcp_tasks_aws.tools.invoke import run_prompt, run_tool
@@ -92,6 +90,8 @@ class Call:
         token = self.meta.progress_token
         if token is None:
             return None
+        from mcp_tasks_aws.progress import ProgressThrottle  # only requests that want progress
+
         throttle = ProgressThrottle()
 
         def send(progress: float, total: float | None, message: str | None) -> None:
@@ -327,6 +327,8 @@ class McpServer:
         return self._list_result("resourceTemplates", templates, params.cursor)
 
     def read_resource(self, call: Call, params: m.ReadResourceParams) -> dict[str, Any]:
+        from mcp_tasks_aws.tools import resources
+
         found = self.toolset.find_resource(params.uri)
         if found is None:  # SEP-2164: -32602 naming the URI in data
             raise resources.not_found(params.uri)
@@ -341,9 +343,11 @@ class McpServer:
     # -- completion/complete ------------------------------------------------------------------
 
     def complete(self, call: Call, params: m.CompleteParams) -> dict[str, Any]:
+        from mcp_tasks_aws.tools import completions
+
         ref, argument = params.ref, params.argument.name
         known: Sequence[str]
-        kind: completions.RefKind
+        kind: Literal["prompt", "resource"]
         if isinstance(ref, m.PromptRef):
             prompt = self.toolset.prompts.get(ref.name)
             if prompt is None:

@@ -2,9 +2,9 @@
 
 A fresh interpreter, with the environment the deployed function has, imports handlers/api.py
 and handles one `server/discover` (or one 2025-11-25 `initialize`, which builds the legacy
-side). After that neither the official MCP SDK (`mcp`), nor moto,
-nor the embedded stack (`mcp_tasks_aws.local`) may be loaded: they belong to the client, the
-tests and local runs, never to Lambda.
+side). After that neither the official MCP SDK (`mcp`), nor moto, nor `rich` (the CLI's), nor
+the embedded stack (`mcp_tasks_aws.local`) may be loaded: they belong to the client, the tests
+and local runs, never to Lambda.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 PROTOCOL_VERSION = "2026-07-28"
-FORBIDDEN = ("mcp", "moto", "mcp_tasks_aws.local")
+FORBIDDEN = ("mcp", "moto", "rich", "mcp_tasks_aws.local")
 
 # The event is built here, in the test process, so the child never needs the emulator.
 CHILD = """

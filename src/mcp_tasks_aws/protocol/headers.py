@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
 from mcp_tasks_aws.protocol.errors import HeaderMismatch
@@ -39,6 +39,7 @@ MAX_SAFE_INTEGER = 2**53 - 1
 
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _PLAIN_VALUE = re.compile(r"[\t\x20-\x7e]*")
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
 # Keywords whose subschemas are not reachable through `properties` alone.
 _SUBSCHEMA_KEYWORDS = (
@@ -195,11 +196,12 @@ def _matches(decoded: str, value: Any, kind: HeaderKind) -> bool:
     if isinstance(value, bool):
         return decoded == ("true" if value else "false")
     if isinstance(value, int | float):
-        # Integers compare as numbers: "42.0" and 42 are the same value.
-        try:
-            return Decimal(decoded) == Decimal(str(value))
-        except InvalidOperation:
+        # Integers compare as numbers: "42.0" and 42 are the same value. Header integers are
+        # within ±(2**53 - 1) (the spec's safe range), where a float is exact.
+        if not _NUMBER.fullmatch(decoded):
             return False
+        parsed = float(decoded)
+        return math.isfinite(parsed) and parsed == value
     if isinstance(value, str):
         return decoded == value
     return False  # an object or array where the schema wants a primitive never matches

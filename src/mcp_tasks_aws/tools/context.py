@@ -31,7 +31,6 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from mcp_tasks_aws.progress import check_numbers, format_status
 from mcp_tasks_aws.protocol.errors import InternalError, InvalidParams, MissingClientCapability
 from mcp_tasks_aws.protocol.models import ClientCapabilities
 
@@ -317,6 +316,8 @@ class ToolContext:
         the first and the one reaching `total`); a report without numbers is not sent inline.
         `progress` and `total` are finite numbers >= 0; `total` > 0.
         """
+        from mcp_tasks_aws.progress import check_numbers, format_status  # tools that report
+
         check_numbers(progress, total)
         if self._report is not None:
             self._report(format_status(message, progress, total))

@@ -16,12 +16,12 @@ with ARNs, a codec error quoting data) stays in the logs; the client reads that 
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Any
 
 from pydantic import ValidationError
 
 from mcp_tasks_aws.protocol.errors import InvalidParams, McpError
-from mcp_tasks_aws.tools.content import ContentError
 from mcp_tasks_aws.tools.context import BecomeTask, InputNeeded, ToolContext
 from mcp_tasks_aws.tools.specs import PromptSpec, ToolError, ToolSpec, text_result
 
@@ -79,6 +79,12 @@ def _schema_errors(spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
     return "; ".join(parts) or None
 
 
+def _is_content_error(exc: Exception) -> bool:
+    # Content helpers are loaded only by tools that use them (see `specs`); so is their error.
+    content = sys.modules.get("mcp_tasks_aws.tools.content")
+    return content is not None and isinstance(exc, content.ContentError)
+
+
 def _call(fn: Any, is_async: bool, kwargs: dict[str, Any]) -> Any:
     if is_async:
         import asyncio  # only tools that need an event loop pay for importing one
@@ -118,11 +124,13 @@ def run_tool(spec: ToolSpec, arguments: dict[str, Any] | None, ctx: ToolContext)
         )
     try:
         return spec.structure(value)
-    except ContentError as exc:
-        return text_result(
-            f"Tool {spec.name} returned content it cannot send: {exc}", is_error=True
-        )
-    except (ValidationError, TypeError):
+    except (ValidationError, TypeError, ValueError) as exc:
+        if _is_content_error(exc):
+            return text_result(
+                f"Tool {spec.name} returned content it cannot send: {exc}", is_error=True
+            )
+        if isinstance(exc, ValueError) and not isinstance(exc, ValidationError):
+            raise
         logger.exception("tool %s returned a value that does not match its annotation", spec.name)
         return text_result(
             f"Tool {spec.name} returned a result that does not match its declared return type",
@@ -148,8 +156,8 @@ def run_prompt(
         return spec.structure(value)
     except (InputNeeded, BecomeTask, McpError):
         raise
-    except ContentError as exc:
-        raise McpError(f"Prompt {spec.name} returned content it cannot send: {exc}") from exc
     except Exception as exc:
+        if _is_content_error(exc):
+            raise McpError(f"Prompt {spec.name} returned content it cannot send: {exc}") from exc
         logger.exception("prompt %s raised %s", spec.name, type(exc).__name__)
         raise McpError(f"Prompt {spec.name} failed") from exc

@@ -17,10 +17,8 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from mcp_tasks_aws.tools.completions import CompleterSpec, RefKind
-from mcp_tasks_aws.tools.resources import ResourceSpec, ResourceTemplateSpec, UriTemplate
 from mcp_tasks_aws.tools.signature import ToolDefinitionError, check_name, docstring_parts
 from mcp_tasks_aws.tools.specs import (
     PromptSpec,
@@ -31,10 +29,12 @@ from mcp_tasks_aws.tools.specs import (
     text_result,
 )
 
+if TYPE_CHECKING:  # imported where used: a tool set without them does not load them
+    from mcp_tasks_aws.tools.completions import CompleterSpec, RefKind
+    from mcp_tasks_aws.tools.resources import ResourceSpec, ResourceTemplateSpec
+
 __all__ = [
     "PromptSpec",
-    "ResourceSpec",
-    "ResourceTemplateSpec",
     "TaskPolicy",
     "ToolDefinitionError",
     "ToolError",
@@ -196,6 +196,8 @@ class ToolSet:
         template matches. Raise `ResourceNotFound` when what a URI names does not exist.
         """
 
+        from mcp_tasks_aws.tools.resources import ResourceSpec, ResourceTemplateSpec, UriTemplate
+
         def register(func: F) -> F:
             summary, _ = docstring_parts(func)
             text = description or summary
@@ -257,6 +259,8 @@ class ToolSet:
         takes the partial value (and optionally the arguments resolved so far) and returns a
         list of strings, best first.
         """
+        from mcp_tasks_aws.tools.completions import CompleterSpec
+
         if (prompt is None) == (resource is None):
             raise ToolDefinitionError("a completer names either prompt= or resource=")
         kind: RefKind = "prompt" if prompt is not None else "resource"

@@ -9,6 +9,7 @@ structured content with an `outputSchema`, content blocks (see `content`), or pr
 from __future__ import annotations
 
 import inspect
+import sys
 import typing
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -19,14 +20,6 @@ from pydantic import BaseModel, TypeAdapter
 from pydantic.fields import FieldInfo
 
 from mcp_tasks_aws.protocol.headers import ParamHeader
-from mcp_tasks_aws.tools.content import (
-    Content,
-    Message,
-    block_of,
-    check_binary_budget,
-    content_blocks,
-    is_content,
-)
 from mcp_tasks_aws.tools.signature import (
     ToolDefinitionError,
     arguments_model,
@@ -64,6 +57,8 @@ class ToolResult:
     is_error: bool = False
 
     def to_wire(self) -> dict[str, Any]:
+        from mcp_tasks_aws.tools.content import block_of
+
         result: dict[str, Any] = {"content": [block_of(block) for block in self.content]}
         if self.structured_content is not None:
             result["structuredContent"] = self.structured_content
@@ -83,9 +78,22 @@ def text_result(text: str, *, is_error: bool = False) -> dict[str, Any]:
     return result
 
 
+_CONTENT_MODULE = "mcp_tasks_aws.tools.content"
+# Content helpers are imported only where they are used: a tool set that never touches them (and
+# a request that returns none) does not pay for the module at cold start. A value or annotation
+# can only be a helper once its module is loaded, so `sys.modules` answers "is it content?".
+
+
+def _content_module() -> Any:
+    return sys.modules.get(_CONTENT_MODULE)
+
+
 def _is_content_annotation(annotation: Any) -> bool:
     """Whether a return annotation promises content (`Image`, `list[Image | str]`, ...)."""
-    if isinstance(annotation, type) and issubclass(annotation, Content):
+    content = _content_module()
+    if content is None:
+        return False
+    if isinstance(annotation, type) and issubclass(annotation, content.Content):
         return True
     origin = typing.get_origin(annotation)
     if origin in (list, tuple, Union, typing.get_origin(int | str)):
@@ -214,13 +222,14 @@ class ToolSpec(_FunctionSpec):
 
         Raises ContentError when the result's binary content is over the budget.
         """
+        content = _content_module()
         if isinstance(value, ToolResult):
             result = value.to_wire()
-        elif is_content(value):
-            result = {"content": content_blocks(value)}
+        elif content is not None and content.is_content(value):
+            result = {"content": content.content_blocks(value)}
         else:
             result = self._structured(value)
-        check_binary_budget(result["content"], f"tool {self.name}'s result")
+        _check_budget(result["content"], f"tool {self.name}'s result")
         return result
 
     def _structured(self, value: Any) -> dict[str, Any]:
@@ -240,7 +249,20 @@ class ToolSpec(_FunctionSpec):
         return result
 
 
+_BINARY_TYPES = frozenset({"image", "audio", "resource"})
+
+
+def _check_budget(blocks: list[dict[str, Any]], what: str) -> None:
+    """ContentError when the blocks carry too much binary data (text-only answers skip it)."""
+    if any(isinstance(b, dict) and b.get("type") in _BINARY_TYPES for b in blocks):
+        from mcp_tasks_aws.tools.content import check_binary_budget
+
+        check_binary_budget(blocks, what)
+
+
 def _prompt_message(item: Any) -> dict[str, Any]:
+    from mcp_tasks_aws.tools.content import Content, Message, block_of
+
     if isinstance(item, Message):
         return item.to_wire()
     if isinstance(item, str | Content):
@@ -248,6 +270,11 @@ def _prompt_message(item: Any) -> dict[str, Any]:
     if isinstance(item, dict) and "role" in item and "content" in item:
         return {**item, "content": block_of(item["content"])}
     raise TypeError(f"{type(item).__name__} is not a prompt message (use str, Message, Image...)")
+
+
+def _is_content_value(value: Any) -> bool:
+    content = _content_module()
+    return content is not None and isinstance(value, content.Content | content.Message)
 
 
 @dataclass
@@ -300,11 +327,9 @@ class PromptSpec(_FunctionSpec):
             result["messages"] = [_prompt_message(m) for m in value["messages"]]
         elif isinstance(value, list | tuple):
             result = {"messages": [_prompt_message(m) for m in value]}
-        elif isinstance(value, str | Content | Message):
+        elif isinstance(value, str) or _is_content_value(value):
             result = {"messages": [_prompt_message(value)]}
         else:
             raise TypeError(f"prompt {self.name!r} returned {type(value).__name__}")
-        check_binary_budget(
-            [m["content"] for m in result["messages"]], f"prompt {self.name}'s messages"
-        )
+        _check_budget([m["content"] for m in result["messages"]], f"prompt {self.name}'s messages")
         return result
