@@ -41,11 +41,10 @@ from rich.text import Text
 from mcp_tasks_aws.client.handle import TaskHandle
 from mcp_tasks_aws.client.terminal import Console
 from mcp_tasks_aws.client.wire import TaskSnapshot
+from mcp_tasks_aws.protocol.names import TASK_POLICY_META
 
 __all__ = ["MediaSaver", "Output", "describe_policy", "signature"]
 
-TASK_POLICY_META = "io.github.mcp-tasks-aws/taskPolicy"
-"""Where this project's servers state a tool's task policy (see `tools.specs`)."""
 _POLICY_TEXT = {
     "inline": "inline",
     "optional": "task when allowed",

@@ -21,6 +21,9 @@ RELATED_TASK_KEY: Final = "io.modelcontextprotocol/related-task"
 
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 """The Tasks extension's identifier, declared in capabilities by both sides."""
+TASK_POLICY_META: Final = "io.github.mcp-tasks-aws/taskPolicy"
+"""The `_meta` key of a listed tool stating its task policy (`inline`, `optional`, `required`).
+2026-07-28 has no field for it (the server alone decides, per request); `mcp-tasks` shows it."""
 
 TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "failed", "cancelled"]
 ACTIVE_STATUSES: Final[frozenset[str]] = frozenset({"working", "input_required"})

@@ -20,6 +20,7 @@ from pydantic import BaseModel, TypeAdapter
 from pydantic.fields import FieldInfo
 
 from mcp_tasks_aws.protocol.headers import ParamHeader
+from mcp_tasks_aws.protocol.names import TASK_POLICY_META
 from mcp_tasks_aws.tools.signature import (
     ToolDefinitionError,
     arguments_model,
@@ -28,10 +29,6 @@ from mcp_tasks_aws.tools.signature import (
     output_adapter,
     signature_fields,
 )
-
-TASK_POLICY_META = "io.github.mcp-tasks-aws/taskPolicy"
-"""The `_meta` key of a listed tool that tells clients its task policy (2026-07-28 has no field
-for it: the server alone decides, per request). The `mcp-tasks` CLI shows it."""
 
 
 class TaskPolicy(StrEnum):
