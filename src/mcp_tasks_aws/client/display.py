@@ -300,7 +300,10 @@ class Output:
         if kind == "text":
             return str(block.text)
         if kind in ("image", "audio"):
-            path = self.media.save(stem, block.mime_type, block.data)
+            try:
+                path = self.media.save(stem, block.mime_type, block.data)
+            except (ValueError, OSError) as exc:
+                return f"[{kind} {block.mime_type} not saved: {exc}]"
             return f"[{kind} {block.mime_type} saved to {path}]"
         if kind == "resource_link":
             return f"[link {block.name}: {block.uri}]"
@@ -312,8 +315,12 @@ class Output:
         text = getattr(contents, "text", None)
         if isinstance(text, str):
             return f"[resource {contents.uri}]\n{text}" if header else text
-        path = self.media.save(stem, contents.mime_type, contents.blob)
-        return f"[{contents.uri} ({contents.mime_type or 'binary'}) saved to {path}]"
+        kind = contents.mime_type or "binary"
+        try:
+            path = self.media.save(stem, contents.mime_type, contents.blob)
+        except (ValueError, OSError) as exc:
+            return f"[{contents.uri} ({kind}) not saved: {exc}]"
+        return f"[{contents.uri} ({kind}) saved to {path}]"
 
     def result(self, task_id: str | None, result: CallToolResult, stem: str = "result") -> None:
         """A tool's result: text as sent, binary content saved to files, else its JSON."""
