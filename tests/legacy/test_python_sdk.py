@@ -127,7 +127,8 @@ async def test_legacy_mode_prompts_resources_and_logs(stack_url: str) -> None:
             readme = await client.read_resource("conformance://readme")
             await client.set_logging_level("info")
             await client.call_tool("test_tool_with_logging", {})
-    assert prompts == ["test_input_required_result_prompt"]
+    assert prompts[0] == "test_input_required_result_prompt"
+    assert "test_prompt_with_image" in prompts
     first = prompt.messages[0].content
     assert isinstance(first, TextContent)
     assert first.text == "Use this context: docs"
