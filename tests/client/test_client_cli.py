@@ -443,7 +443,8 @@ def test_browse(outcome: dict[str, Any]) -> None:
     assert f"saved to {saved / 'test_prompt_with_image.png'}]" in image_prompt.stdout
     assert "user: Please analyze the image above." in image_prompt.stdout
     assert json.loads(outcome["prompt_json"].stdout)["messages"][0]["role"] == "user"
-    assert "test://static-binary  static-binary  image/png" in outcome["resources"].stdout
+    rows = [line.split() for line in outcome["resources"].stdout.splitlines()]
+    assert rows[3][:3] == ["test://static-binary", "static-binary", "image/png"]
     assert "test://template/{id}/data" in outcome["templates"].stdout
     assert json.loads(outcome["read_text"].stdout)["id"] == "42"
     assert outcome["read_binary"].stdout == (
