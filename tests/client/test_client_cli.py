@@ -426,6 +426,8 @@ def test_a_call_through_mcp_tasks_url(
     monkeypatch.setenv(URL_ENV, stack_url)
     assert main(["call", "greet", "name=Ada"]) == 0
     assert capsys.readouterr().out == "Hello, Ada!\n"
+
+
 def test_browse(outcome: dict[str, Any]) -> None:
     saved: Path = outcome["save_dir"]
     prompts = outcome["prompts"]
