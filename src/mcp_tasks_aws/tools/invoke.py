@@ -116,6 +116,9 @@ def run_tool(spec: ToolSpec, arguments: dict[str, Any] | None, ctx: ToolContext)
     except ToolError as exc:
         return text_result(str(exc), is_error=True)
     except Exception as exc:
+        if _is_content_error(exc):
+            # A content helper refused what the tool gave it: our own wording, for the model.
+            return text_result(f"Tool {spec.name} cannot build its result: {exc}", is_error=True)
         # The traceback stays in our logs (arguments and answers are never logged); a message
         # meant for the model is a ToolError's.
         logger.exception("tool %s raised %s", spec.name, type(exc).__name__)
