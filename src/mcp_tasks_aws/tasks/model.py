@@ -28,6 +28,15 @@ MAX_WAIT_SECONDS: Final = 360 * 24 * 3600
 _TASK_ID: Final = re.compile(r"[0-9a-f]{32}")
 
 
+def expiry(created_at_ms: int, ttl_ms: int | None) -> int | None:
+    """Epoch seconds after which a task created at `created_at_ms` is gone (None: never)."""
+    return None if ttl_ms is None else math.ceil((created_at_ms + ttl_ms) / 1000)
+
+
+def has_expired(expires_at: int | None, now_ms: int) -> bool:
+    return expires_at is not None and now_ms >= expires_at * 1000
+
+
 def new_task_id() -> str:
     """A task id with 128 random bits: 32 lowercase hex characters (safe as an execution name,
     in a URL, and as a command-line argument)."""
@@ -66,13 +75,10 @@ class TaskRecord:
     @property
     def expires_at(self) -> int | None:
         """Epoch seconds after which the task is gone (DynamoDB TTL attribute)."""
-        if self.ttl_ms is None:
-            return None
-        return math.ceil((self.created_at + self.ttl_ms) / 1000)
+        return expiry(self.created_at, self.ttl_ms)
 
     def is_expired(self, now_ms: int) -> bool:
-        expires = self.expires_at
-        return expires is not None and now_ms >= expires * 1000
+        return has_expired(self.expires_at, now_ms)
 
     def wait_seconds(self, now_ms: int) -> int:
         """How long the execution may wait from now: the remaining TTL, at least a second."""
@@ -129,7 +135,7 @@ class TaskHead(NamedTuple):
     expires_at: int | None
 
     def is_expired(self, now_ms: int) -> bool:
-        return self.expires_at is not None and now_ms >= self.expires_at * 1000
+        return has_expired(self.expires_at, now_ms)
 
 
 class TaskSummary(NamedTuple):
@@ -146,13 +152,10 @@ class TaskSummary(NamedTuple):
 
     @property
     def expires_at(self) -> int | None:
-        if self.ttl_ms is None:
-            return None
-        return math.ceil((self.created_at + self.ttl_ms) / 1000)
+        return expiry(self.created_at, self.ttl_ms)
 
     def is_expired(self, now_ms: int) -> bool:
-        expires = self.expires_at
-        return expires is not None and now_ms >= expires * 1000
+        return has_expired(self.expires_at, now_ms)
 
 
 def encode_json(value: Any) -> str:

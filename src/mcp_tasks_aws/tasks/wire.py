@@ -90,19 +90,6 @@ def require_opt_in(call: Call) -> None:
         raise MissingClientCapability({"extensions": {TASKS_EXTENSION: {}}})
 
 
-@contextmanager
-def _busy_is_unavailable() -> Iterator[None]:
-    """A backend still throttling after the SDK's retries: 503, retry later, nothing changed."""
-    try:
-        yield
-    except Throttled as exc:
-        raise ServiceUnavailable(exc.retry_after_s) from exc
-    except TaskNotStarted as exc:
-        if isinstance(exc.__cause__, Throttled):
-            raise ServiceUnavailable(exc.__cause__.retry_after_s) from exc
-        raise
-
-
 class TasksEndpoint:
     """Serves the Tasks extension for the MCP server (its `TaskBackend`).
 
