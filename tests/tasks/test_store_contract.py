@@ -65,6 +65,13 @@ def answer(owner: str, **answers: Any) -> tuple[t.Guard, t.Changes]:
     return t.answer(owner, {k: (v, frozenset({ELICIT})) for k, v in answers.items()}, now_ms())
 
 
+REFUSED = {"code": -32603, "message": "The client answered elicitation/create with an error"}
+
+
+def refuse(owner: str, key: str, method: str = ELICIT) -> tuple[t.Guard, t.Changes]:
+    return t.refuse(owner, key, method, REFUSED, now_ms())
+
+
 # -- create and read ---------------------------------------------------------------------------
 
 
@@ -161,13 +168,13 @@ def test_an_answer_of_another_kind_is_refused(store: TaskStore) -> None:
 def test_client_moves_hold_only_for_the_owner_of_a_live_task(store: TaskStore) -> None:
     # Someone else's task
     mine = parked(store, "a")
-    for move in (answer(BOB, a=accept()), t.cancel(BOB, now_ms())):
+    for move in (answer(BOB, a=accept()), t.cancel(BOB, now_ms()), refuse(BOB, "a")):
         refused = store.apply(mine.task_id, *move)
         assert_refused(refused)
     # An expired task (native TTL deletes late)
     old = now_ms() - 120_000
     expired = parked(store, "a", created_at=old, updated_at=old, ttl_ms=60_000)
-    for move in (answer(ALICE, a=accept()), t.cancel(ALICE, now_ms())):
+    for move in (answer(ALICE, a=accept()), t.cancel(ALICE, now_ms()), refuse(ALICE, "a")):
         refused = store.apply(expired.task_id, *move)
         assert_refused(refused)
     # An unlimited task never expires
@@ -198,10 +205,11 @@ def test_legs_are_fenced(store: TaskStore) -> None:
     )
 
 
-@pytest.mark.parametrize("ending", ["cancel", "complete", "fail", "lose"])
+@pytest.mark.parametrize("ending", ["cancel", "complete", "fail", "lose", "refuse"])
 def test_terminal_is_final(store: TaskStore, ending: str) -> None:
     record = parked(store, "a")
     endings = {
+        "refuse": refuse(ALICE, "a"),
         "cancel": t.cancel(ALICE, now_ms()),
         "complete": t.complete(1, now_ms(), result={"x": 1}),
         "fail": t.fail(1, {"code": -32603, "message": "x"}, now_ms()),
@@ -233,6 +241,8 @@ def test_each_move_writes_what_the_table_says(store: TaskStore) -> None:
         "fail": t.fail(0, {"code": -32603, "message": "broken"}, now),
         "lose": t.lose({"code": -32603, "message": "lost"}, now),
         "cancel": t.cancel(ALICE, now),
+        "tool error": t.complete(0, now, result={"content": [], "isError": True}),
+        "offloaded tool error": t.complete(0, now, result_ref="results/y.json", tool_error=True),
     }
     for name, (guard, changes) in cases.items():
         record = make_record(
@@ -292,12 +302,51 @@ def test_a_listing_shows_what_get_shows(store: TaskStore) -> None:
     assert summary.status == answered.record.visible_status == "working"
 
 
+def test_a_listing_says_which_results_are_tool_errors(store: TaskStore) -> None:
+    owner = f"jwt:lister|{new_task_id()}|app"
+    ok, failing, offloaded = (make_record(owner=owner) for _ in range(3))
+    endings = {
+        ok.task_id: t.complete(0, now_ms(), result={"content": []}),
+        failing.task_id: t.complete(0, now_ms(), result={"content": [], "isError": True}),
+        offloaded.task_id: t.complete(0, now_ms(), result_ref="results/z.json", tool_error=True),
+    }
+    for record in (ok, failing, offloaded):
+        store.put_new(record)
+        assert_changed(store.apply(record.task_id, *endings[record.task_id]))
+    listed = {s.task_id: s.tool_error for s in store.list_by_owner(owner, limit=5).tasks}
+    assert listed == {ok.task_id: False, failing.task_id: True, offloaded.task_id: True}
+
+
+def test_refuse_fails_a_waiting_task_once_and_only_for_an_outstanding_key(
+    store: TaskStore,
+) -> None:
+    # Given a task waiting for "a" and "b"
+    record = parked(store, "a", "b")
+    # A refusal of a key never asked, or asked by another method, changes nothing
+    assert_refused(store.apply(record.task_id, *refuse(ALICE, "zzz")))
+    assert_refused(store.apply(record.task_id, *refuse(ALICE, "a", "roots/list")))
+    # When "a" is answered, a refusal of "a" comes too late
+    answered = store.apply(record.task_id, *answer(ALICE, a=accept()))
+    assert_changed(answered)
+    assert_refused(store.apply(record.task_id, *refuse(ALICE, "a")))
+    # When "b" is refused, the task fails with the client's error, keeping its token
+    guard, changes = refuse(ALICE, "b")
+    failed = store.apply(record.task_id, guard, changes)
+    assert_changed(failed)
+    assert failed.record == t.applied(answered.record, changes)
+    assert (failed.record.status, failed.record.error) == ("failed", REFUSED)
+    assert failed.record.waiting_on_token
+    # And it is final: a late answer and a second refusal are refused
+    assert_refused(store.apply(record.task_id, *answer(ALICE, b=accept())))
+    assert_refused(store.apply(record.task_id, *refuse(ALICE, "b")))
+
+
 # -- pairs of moves, in either order -----------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     ("first", "second"),
-    list(itertools.permutations(["answer", "cancel", "complete", "lose", "report"], 2)),
+    list(itertools.permutations(["answer", "cancel", "complete", "lose", "refuse", "report"], 2)),
 )
 def test_two_moves_in_either_order_agree_with_the_table(
     store: TaskStore, first: str, second: str
@@ -309,6 +358,7 @@ def test_two_moves_in_either_order_agree_with_the_table(
         "complete": t.complete(1, now_ms(), result={"x": 1}),
         "lose": t.lose({"code": -32603, "message": "lost"}, now_ms()),
         "report": t.report(1, "busy", now_ms()),
+        "refuse": refuse(ALICE, "a"),
     }
     expected = record
     for name in (first, second):

@@ -12,6 +12,7 @@ from mcp_tasks_aws.tasks.model import TaskRecord
 from tasks.domain import ALICE, BOB, ELICIT, START_MS, accept, elicit_request, make_record
 
 NOW = START_MS + 1_000
+REFUSED = {"code": -32603, "message": "The client answered elicitation/create with an error"}
 STATUSES = sorted(ACTIVE_STATUSES | TERMINAL_STATUSES)
 
 
@@ -29,6 +30,7 @@ def waiting(*keys: str, **overrides: Any) -> TaskRecord:
 def every_move() -> dict[str, tuple[t.Guard, t.Changes]]:
     return {
         "answer": t.answer(ALICE, {"a": (accept(ok=True), frozenset({ELICIT}))}, NOW),
+        "refuse": t.refuse(ALICE, "a", ELICIT, REFUSED, NOW),
         "cancel": t.cancel(ALICE, NOW),
         "report": t.report(1, "busy", NOW),
         "park": t.park(1, {"b": elicit_request()}, "tok-2", {}, NOW),
@@ -93,6 +95,12 @@ def test_a_move_ends_in_its_target_status(move: str, target: str) -> None:
         (waiting("a"), t.answer(ALICE, {"a": (1, None), "b": (1, None)}, NOW)[0], False),
         (waiting("a"), t.answer(ALICE, {"a": (1, frozenset({"roots/list"}))}, NOW)[0], False),
         (waiting("a"), t.answer(ALICE, {"a": (1, frozenset({ELICIT}))}, NOW)[0], True),
+        # refusals: the refused key outstanding, asked by that method, on the owner's task
+        (waiting("a"), t.refuse(ALICE, "a", ELICIT, REFUSED, NOW)[0], True),
+        (waiting("a"), t.refuse(BOB, "a", ELICIT, REFUSED, NOW)[0], False),
+        (waiting("a"), t.refuse(ALICE, "b", ELICIT, REFUSED, NOW)[0], False),
+        (waiting("a"), t.refuse(ALICE, "a", "roots/list", REFUSED, NOW)[0], False),
+        (waiting("a", ttl_ms=500), t.refuse(ALICE, "a", ELICIT, REFUSED, NOW)[0], False),
     ],
 )
 def test_guard_parts(record: TaskRecord, guard: t.Guard, allowed: bool) -> None:
@@ -185,3 +193,35 @@ def test_fail_and_lose_record_the_error_and_say_it() -> None:
 )
 def test_shown_status(status: Any, outstanding: bool, shown: str) -> None:
     assert t.shown_status(status, outstanding) == shown
+
+
+def test_refuse_fails_the_task_and_keeps_what_releasing_the_execution_needs() -> None:
+    _, changes = t.refuse(ALICE, "a", ELICIT, REFUSED, NOW)
+    after = t.applied(waiting("a", "b"), changes)
+    assert (after.status, after.error, after.status_message) == (
+        "failed",
+        REFUSED,
+        REFUSED["message"],
+    )
+    assert (after.task_token, set(after.input_requests)) == ("tok", {"a", "b"})
+    assert after.waiting_on_token
+
+
+@pytest.mark.parametrize(
+    ("result", "given", "tool_error"),
+    [
+        ({"content": []}, None, False),
+        ({"content": [], "isError": False}, None, False),
+        ({"content": [], "isError": True}, None, True),
+        (None, True, True),  # offloaded: the worker says so
+        (None, False, False),
+    ],
+)
+def test_completion_keeps_whether_the_result_is_a_tool_error(
+    result: Any, given: bool | None, tool_error: bool
+) -> None:
+    ref = None if result is not None else "results/x.json"
+    _, changes = t.complete(0, NOW, result=result, result_ref=ref, tool_error=given)
+    after = t.applied(make_record(), changes)
+    assert after.tool_error is tool_error
+    assert after.summary().tool_error is tool_error

@@ -18,6 +18,7 @@ request params) are stored as strings so no number ever turns into a Decimal. It
 | askedKeys | SS | every key the task asked (answers to other keys are never used) |
 | taskToken | S | Step Functions token of the execution waiting for input |
 | result / resultRef / error | S | outcome (resultRef points into the result bucket) |
+| toolError | BOOL | present (true) when the result is a tool error (`OwnerIndex` shows it) |
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ _ATTRIBUTE: Final = {
     "error": "error",
     "answers": "answers",
     "input_requests": "inputRequests",
+    "tool_error": "toolError",
 }
 _JSON_FIELDS: Final = frozenset({"result", "error"})
 
@@ -120,6 +122,8 @@ def encode(record: TaskRecord) -> dict[str, Any]:
         "error": encode_json(record.error) if record.error is not None else None,
     }
     item.update({k: _s(v) for k, v in optional.items() if v is not None})
+    if record.tool_error:
+        item["toolError"] = {"BOOL": True}
     return item
 
 
@@ -136,6 +140,10 @@ def room_for_result(record: TaskRecord) -> int:
 def _text(item: dict[str, Any], name: str) -> str | None:
     value = item.get(name)
     return value["S"] if value else None
+
+
+def _flag(item: dict[str, Any], name: str) -> bool:
+    return bool(item.get(name, {}).get("BOOL", False))
 
 
 def _number(item: dict[str, Any], name: str) -> int | None:
@@ -176,6 +184,7 @@ def decode(item: dict[str, Any]) -> TaskRecord:
         result=json_text("result"),
         result_ref=_text(item, "resultRef"),
         error=json_text("error"),
+        tool_error=_flag(item, "toolError"),
     )
 
 
@@ -195,6 +204,7 @@ def decode_summary(item: dict[str, Any]) -> TaskSummary:
         updated_at=int(item["lastUpdatedAt"]["N"]),
         ttl_ms=_number(item, "ttlMs"),
         poll_interval_ms=int(item["pollIntervalMs"]["N"]),
+        tool_error=_flag(item, "toolError"),
     )
 
 
@@ -251,6 +261,8 @@ def _stored(field: str, value: Any) -> dict[str, Any]:
         return _requests(value)
     if field in _JSON_FIELDS:
         return _s(encode_json(value))
+    if field == "tool_error":
+        return {"BOOL": bool(value)}
     return _s(str(value))
 
 

@@ -71,6 +71,8 @@ class TaskRecord:
     result: dict[str, Any] | None = None
     result_ref: str | None = None
     error: dict[str, Any] | None = None
+    tool_error: bool = False
+    """The result is a tool error (`isError: true`), known without reading the result."""
 
     @property
     def expires_at(self) -> int | None:
@@ -121,6 +123,7 @@ class TaskRecord:
             updated_at=self.updated_at,
             ttl_ms=self.ttl_ms,
             poll_interval_ms=self.poll_interval_ms,
+            tool_error=self.tool_error,
         )
 
 
@@ -149,6 +152,7 @@ class TaskSummary(NamedTuple):
     updated_at: int
     ttl_ms: int | None
     poll_interval_ms: int
+    tool_error: bool = False
 
     @property
     def expires_at(self) -> int | None:

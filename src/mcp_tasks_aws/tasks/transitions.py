@@ -10,12 +10,15 @@ functions :func:`allows` and :func:`applied` at the bottom of this module.
     --------  ------------  ---------------  -----------  -----------------------------------
     answer    waiting       (unchanged)      owner, keys  answers; answered keys leave
                                                           inputRequests
+    refuse    waiting       failed           owner, key   error (the client answered a question
+                                                          with an error, 2025-11-25)
     cancel    active        cancelled        owner        statusMessage
     report    active        working          leg          statusMessage
     park      active        input_required   leg          inputRequests, taskToken, leg + 1,
                                                           askedKeys, step results
-    complete  active        completed        leg          result (or its S3 ref); the last
-                                                          progress message is cleared
+    complete  active        completed        leg          result (or its S3 ref), whether it is
+                                                          a tool error; the last progress
+                                                          message is cleared
     fail      active        failed           leg          error
     lose      active        failed           (none)       error (the reconciler)
 
@@ -31,7 +34,9 @@ Consequences worth knowing by heart:
   running) can record nothing.
 - **First answer wins.** `answer` needs every key it answers to be outstanding; an answered key
   leaves `inputRequests`, so a second or late answer for it is refused, and an answer to a key
-  that was never asked is never stored.
+  that was never asked is never stored. `refuse` (a 2025-11-25 client answering a question with
+  a JSON-RPC error) needs its key outstanding too, so it and an answer to the same key cannot
+  both land; like `cancel`, it keeps the requests and the token so the execution is released.
 - **Owner and expiry.** Moves a client makes (answer, cancel) hold only for the task's owner and
   while it has not expired; anyone else's move is refused exactly like a missing task's.
 - **Shown status.** `input_required` with nothing outstanding reads as `working`: the last answer
@@ -68,6 +73,7 @@ class Move(NamedTuple):
 
 MOVES: Final[Mapping[str, Move]] = {
     "answer": Move(WAITING, None, "owner"),
+    "refuse": Move(WAITING, "failed", "owner"),
     "cancel": Move(ACTIVE, "cancelled", "owner"),
     "report": Move(ACTIVE, "working", "leg"),
     "park": Move(ACTIVE, "input_required", "leg"),
@@ -109,7 +115,9 @@ class Guard(NamedTuple):
 # `version`. Field names are the record's (`tasks.model.TaskRecord`); the DynamoDB adapter maps
 # them to attribute names.
 
-Field = Literal["status", "status_message", "task_token", "result", "result_ref", "error"]
+Field = Literal[
+    "status", "status_message", "task_token", "result", "result_ref", "error", "tool_error"
+]
 MapField = Literal["answers", "input_requests"]
 
 
@@ -192,6 +200,25 @@ def answer(
     return guard, Changes("answer", now_ms, tuple(ops))
 
 
+def refuse(
+    owner: str, key: str, method: str, error: dict[str, Any], now_ms: int
+) -> tuple[Guard, Changes]:
+    """The client answered the outstanding `key` (a `method` request) with a JSON-RPC error:
+    the task fails with `error`. Requests and token stay, so the execution can be released."""
+    guard = _guard(
+        "refuse",
+        owner=owner,
+        alive_at_s=now_ms // 1000,
+        outstanding=(Outstanding(key, frozenset({method})),),
+    )
+    ops = (
+        *_to("refuse"),
+        Put("error", error),
+        Put("status_message", str(error.get("message", ""))),
+    )
+    return guard, Changes("refuse", now_ms, ops)
+
+
 CANCELLED_MESSAGE: Final = "Cancelled at the client's request"
 
 
@@ -238,14 +265,26 @@ def _ending(move: str, now_ms: int, ops: tuple[Op, ...]) -> Changes:
 
 
 def complete(
-    leg: int, now_ms: int, *, result: dict[str, Any] | None = None, result_ref: str | None = None
+    leg: int,
+    now_ms: int,
+    *,
+    result: dict[str, Any] | None = None,
+    result_ref: str | None = None,
+    tool_error: bool | None = None,
 ) -> tuple[Guard, Changes]:
     """The tool returned: its result, inline or as a reference to where it was offloaded.
 
-    A progress message the leg reported ("migrating schema") would be stale now: it goes.
+    Whether the result is a tool error (`isError: true`) is kept beside it, where a listing
+    can see it without the result (2025-11-25 shows such a task as `failed`); it is read from
+    `result`, or given with `result_ref`. A progress message the leg reported ("migrating
+    schema") would be stale now: it goes.
     """
     outcome = Put("result_ref", result_ref) if result_ref is not None else Put("result", result)
-    ops = (outcome, Drop("status_message"))
+    if tool_error is None:
+        tool_error = result is not None and result.get("isError") is True
+    ops: tuple[Op, ...] = (outcome, Drop("status_message"))
+    if tool_error:
+        ops += (Put("tool_error", True),)
     return _guard("complete", leg=leg), _ending("complete", now_ms, ops)
 
 

@@ -174,7 +174,7 @@ class LegRunner:
         if self.result_room is not None:
             budget = min(budget, self.result_room(record))
         if len(body) > budget and self.results is not None:
-            self._offload(record, body)
+            self._offload(record, body, result)
             return
         try:
             self._end(record, *transitions.complete(record.leg, self.clock(), result=result))
@@ -184,12 +184,16 @@ class LegRunner:
                 error = _error(INTERNAL_ERROR, "The task's result is too large to keep")
                 self._end(record, *transitions.fail(record.leg, error, self.clock()))
                 return
-            self._offload(record, body)
+            self._offload(record, body, result)
 
-    def _offload(self, record: TaskRecord, body: bytes) -> None:
+    def _offload(self, record: TaskRecord, body: bytes, result: dict[str, Any]) -> None:
         assert self.results is not None
         ref = self.results.put(record.task_id, body, record.expires_at)
-        self._end(record, *transitions.complete(record.leg, self.clock(), result_ref=ref))
+        tool_error = result.get("isError") is True
+        moved = transitions.complete(
+            record.leg, self.clock(), result_ref=ref, tool_error=tool_error
+        )
+        self._end(record, *moved)
 
     def _end(
         self, record: TaskRecord, guard: transitions.Guard, changes: transitions.Changes
