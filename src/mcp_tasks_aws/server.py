@@ -107,8 +107,8 @@ class Call:
         return send
 
 
-class TaskBackend(Protocol):
-    """What the server needs from the durable-task domain (absent: no Tasks extension)."""
+class TaskCreator(Protocol):
+    """Makes a call a task, and says so in its era's shape."""
 
     def create(
         self,
@@ -122,6 +122,10 @@ class TaskBackend(Protocol):
         `journal` holds answers gathered inline before the task existed (a tool's prelude).
         """
         ...
+
+
+class TaskBackend(TaskCreator, Protocol):
+    """What the server needs from the durable-task domain (absent: no Tasks extension)."""
 
     def methods(self) -> dict[str, tuple[type[m.RequestParams], Callable[[Call, Any], Any]]]:
         """The `tasks/*` methods it serves."""
@@ -440,19 +444,34 @@ class McpServer:
     # -- tools/call ---------------------------------------------------------------------------
 
     def call_tool(self, call: Call, params: m.CallToolParams) -> dict[str, Any]:
+        return self.run_call(call, params, opted_in=call.capabilities.tasks, creator=self.tasks)
+
+    def run_call(
+        self,
+        call: Call,
+        params: m.CallToolParams,
+        *,
+        opted_in: bool,
+        creator: TaskCreator | None,
+    ) -> dict[str, Any]:
+        """A tools/call, inline or as a task, as the tool's policy and the request decide.
+
+        `opted_in` says whether the request accepts a task, and `creator` makes one (None:
+        tasks are not configured). The 2026-07-28 entry passes the Tasks extension's opt-in
+        and backend; the 2025-11-25 one, `params.task` and a creator of that era's shape.
+        """
         spec = self.toolset.tools.get(params.name)
         if spec is None:
             raise InvalidParams(f"Unknown tool: {params.name}")
-        opted_in = call.capabilities.tasks
         if spec.task is TaskPolicy.REQUIRED and not opted_in:
             raise MissingClientCapability(
                 {"extensions": {m.TASKS_EXTENSION: {}}},
                 f"Tool {spec.name} runs only as a task: declare the {m.TASKS_EXTENSION} extension",
             )
-        tasks = self.tasks if spec.task is not TaskPolicy.INLINE and opted_in else None
+        tasks = creator if spec.task is not TaskPolicy.INLINE and opted_in else None
         if tasks is not None and not spec.prelude:
             return tasks.create(call, spec, params)
-        if spec.task is TaskPolicy.REQUIRED and self.tasks is None:
+        if spec.task is TaskPolicy.REQUIRED and creator is None:
             raise McpError("Tasks are not configured on this server")
         journal = self.replay_journal(call, params, spec.name, params.arguments)
         # With a prelude, the tool runs inline until `ctx.run_as_task()`; its questions are

@@ -7,19 +7,19 @@ not at cold start: defining the models costs a few milliseconds no inline reques
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Any, ClassVar, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 from pydantic.alias_generators import to_camel
 
 from mcp_tasks_aws.protocol.names import TaskStatus
 
-_ALWAYS_PRESENT: Final = frozenset({"ttlMs"})
-"""Fields the schema requires even when null (an unlimited task's `ttlMs`)."""
-
 
 class WireResult(BaseModel):
     """Base of the results this module sends: camelCase, absent fields left out."""
+
+    always_present: ClassVar[frozenset[str]] = frozenset({"ttlMs"})
+    """Fields the schema requires even when null (an unlimited task's `ttlMs`)."""
 
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -32,7 +32,7 @@ class WireResult(BaseModel):
     @model_serializer(mode="wrap")
     def _without_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        return {k: v for k, v in data.items() if v is not None or k in _ALWAYS_PRESENT}
+        return {k: v for k, v in data.items() if v is not None or k in self.always_present}
 
 
 class TaskFields(WireResult):

@@ -1,4 +1,4 @@
-"""The task use cases a client drives: create, get, list, update, cancel.
+"""The task use cases a client drives: create, get, list, update, cancel (and refuse).
 
 Pure code over the ports (`TaskStore`, `Runner`, `ResultStore`); what each may change is
 `tasks.transitions`. Results are domain values (records, views); `tasks.wire` maps them to the
@@ -105,10 +105,14 @@ class TaskService:
         arguments: dict[str, Any],
         capabilities: dict[str, Any],
         journal: Mapping[str, Any] | None = None,
+        *,
+        ttl_ms: int | None = None,
     ) -> TaskRecord:
         """Durably create a task for a call of `spec` and start it.
 
-        `journal` holds answers gathered inline before the task existed (a tool's prelude).
+        `journal` holds answers gathered inline before the task existed (a tool's prelude);
+        `ttl_ms` is the retention the client asked (2025-11-25 `params.task.ttl`; None: the
+        tool's), capped like any other.
         """
         if len(json.dumps(arguments)) > MAX_ARGUMENTS_BYTES:
             raise TaskArgumentsTooLarge()
@@ -122,7 +126,7 @@ class TaskService:
             status="working",
             created_at=now,
             updated_at=now,
-            ttl_ms=self.ttl_for(spec.ttl_ms),
+            ttl_ms=self.ttl_for(ttl_ms if ttl_ms is not None else spec.ttl_ms),
             poll_interval_ms=spec.poll_interval_ms or self.default_poll_interval_ms,
             answers=dict(journal or {}),
             asked_keys=frozenset(journal or {}),
@@ -170,6 +174,10 @@ class TaskService:
 
     def get(self, owner: str, task_id: str) -> TaskView:
         return self.view(self._load(owner, task_id))
+
+    def load(self, owner: str, task_id: str) -> TaskRecord:
+        """The caller's live record (one consistent read; an offloaded result stays where it is)."""
+        return self._load(owner, task_id)
 
     def view(self, record: TaskRecord) -> TaskView:
         """The view of a record, reading an offloaded result back (only once it is shown)."""
@@ -257,21 +265,38 @@ class TaskService:
 
     # -- cancel -------------------------------------------------------------------------------
 
-    def cancel(self, owner: str, task_id: str) -> None:
-        """Cancel an active task (a terminal one is left as it is)."""
+    def cancel(self, owner: str, task_id: str) -> Applied:
+        """Cancel an active task (a terminal one is left as it is, and `changed` is False)."""
         self._check_id(task_id)
         now = self.clock()
         outcome = self.store.apply(task_id, *transitions.cancel(owner, now))
         record = self._owned(outcome, owner, now)
-        if (outcome is not None and outcome.changed) or record.status == "cancelled":
+        changed = outcome is not None and outcome.changed
+        if changed or record.status == "cancelled":
             # The marker is durable now; what follows only saves compute. A retried cancel
             # gets here too: the first one may have failed after writing its marker.
             self._release_execution(record)
+        return Applied(record, changed)
+
+    def refuse(
+        self, owner: str, task_id: str, key: str, method: str, error: dict[str, Any]
+    ) -> bool:
+        """The client answered the outstanding request `key` with an error: fail the task
+        with `error` and release its execution. False (nothing changed) if `key` is not
+        outstanding any more (answered, or the task moved on)."""
+        self._check_id(task_id)
+        now = self.clock()
+        outcome = self.store.apply(task_id, *transitions.refuse(owner, key, method, error, now))
+        record = self._owned(outcome, owner, now)
+        if outcome is not None and outcome.changed:
+            self._release_execution(record)
+            return True
+        return False
 
     def _release_execution(self, record: TaskRecord) -> None:
-        """End a cancelled task's execution: fail its wait for input, or stop it.
+        """End a cancelled (or refused) task's execution: fail its wait for input, or stop it.
 
-        The task is already cancelled for good; failing here only leaves compute running (a
+        The task is already over for good; failing here only leaves compute running (a
         working leg notices at its next report, a parked one waits out its TTL), so it is
         logged, not raised. A retried cancel tries again.
         """
@@ -282,8 +307,9 @@ class TaskService:
             self.runner.stop(record.task_id)
         except Exception:
             logger.warning(
-                "task %s is cancelled but its execution was not released",
+                "task %s has ended (%s) but its execution was not released",
                 record.task_id,
+                record.status,
                 exc_info=True,
             )
 

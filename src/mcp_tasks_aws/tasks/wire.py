@@ -116,7 +116,7 @@ class TasksEndpoint:
     ) -> dict[str, Any]:
         capabilities = call.capabilities.model_dump(mode="json", exclude_none=True)
         try:
-            with _answered_as_errors():
+            with answered_as_errors():
                 record = self.service.create(
                     call.principal, spec, params.arguments or {}, capabilities, journal
                 )
@@ -132,7 +132,7 @@ class TasksEndpoint:
 
     def get(self, call: Call, params: m.TaskParams) -> dict[str, Any]:
         require_opt_in(call)
-        with _answered_as_errors():
+        with answered_as_errors():
             view = self.service.get(call.principal, params.task_id)
         from mcp_tasks_aws.tasks.results import GetTaskResult, to_wire
 
@@ -146,7 +146,7 @@ class TasksEndpoint:
         if len(json.dumps(responses)) > MAX_RESPONSES_BYTES:
             raise InvalidParams("Input responses are too large")
         try:
-            with _answered_as_errors():
+            with answered_as_errors():
                 self.service.update(call.principal, params.task_id, responses)
         except TaskAnswerInvalid as exc:
             raise InvalidParams(
@@ -161,7 +161,7 @@ class TasksEndpoint:
 
     def cancel(self, call: Call, params: m.TaskParams) -> dict[str, Any]:
         require_opt_in(call)
-        with _answered_as_errors():
+        with answered_as_errors():
             self.service.cancel(call.principal, params.task_id)
         return _acknowledged()
 
@@ -173,7 +173,7 @@ def _acknowledged() -> dict[str, Any]:
 
 
 @contextmanager
-def _answered_as_errors() -> Iterator[None]:
+def answered_as_errors() -> Iterator[None]:
     """The errors every method answers alike: not found (-32602) and busy (503)."""
     try:
         yield
