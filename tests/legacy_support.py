@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
+
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
 from mcp_support import McpClient, conformance_settings
 from mcp_tasks_aws.app import build_transport
@@ -13,6 +18,28 @@ from mcp_tasks_aws.protocol.transport import HttpResponse, HttpTransport
 
 LEGACY_VERSION = "2025-11-25"
 ALL_CAPABILITIES: dict[str, Any] = {"elicitation": {}, "sampling": {}, "roots": {}}
+
+SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "mcp-2025-11-25.schema.json"
+SCHEMA_URI = "urn:mcp:schema:2025-11-25"
+SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text())
+_REGISTRY: Registry = Registry().with_resource(
+    SCHEMA_URI, Resource.from_contents(SCHEMA, default_specification=DRAFT202012)
+)
+MODERN_ONLY = {"resultType", "ttlMs", "cacheScope"}
+"""2026-07-28 fields a legacy answer must not carry (the schema lets results carry extras)."""
+
+
+def validator(definition: str) -> Draft202012Validator:
+    """A validator for one definition of the published 2025-11-25 schema (the copy in tests)."""
+    assert definition in SCHEMA["$defs"], definition
+    return Draft202012Validator({"$ref": f"{SCHEMA_URI}#/$defs/{definition}"}, registry=_REGISTRY)
+
+
+def assert_valid(instance: Any, definition: str) -> None:
+    errors = sorted(validator(definition).iter_errors(instance), key=lambda e: list(e.path))
+    assert not errors, f"not a valid {definition}: " + "; ".join(
+        f"{list(e.absolute_path)}: {e.message}" for e in errors[:5]
+    )
 
 
 def legacy_transport(**settings: Any) -> HttpTransport:
@@ -168,3 +195,23 @@ def questions(response: HttpResponse) -> list[dict[str, Any]]:
 
 def visible_ascii(text: str) -> bool:
     return re.fullmatch(r"[\x21-\x7e]+", text) is not None
+
+
+def task_transport(service: Any, toolset: Any, **options: Any) -> HttpTransport:
+    """Both eras over `service` (a `TaskService`, usually a test domain's in-memory one), with
+    seed 000's tasks for 2025-11-25 sessions and short windows (300 ms, polled every 20 ms);
+    `page_size` pages `tasks/list` only."""
+    from mcp_support import SECRET
+    from mcp_tasks_aws.legacy.endpoint import install_legacy
+    from mcp_tasks_aws.legacy.state import InMemoryLegacySessionStore
+    from mcp_tasks_aws.protocol.request_state import RequestStateCodec
+    from mcp_tasks_aws.server import SUPPORTED_VERSIONS, McpServer
+    from mcp_tasks_aws.tasks.wire import TasksEndpoint
+
+    values: dict[str, Any] = {"window_ms": 300, "poll_ms": 20, "page_size": 50}
+    values.update(options)
+    server = McpServer(toolset, state_codec=RequestStateCodec(SECRET), tasks=TasksEndpoint(service))
+    gate = install_legacy(
+        server, secret=SECRET, sessions=InMemoryLegacySessionStore(), tasks=service, **values
+    )
+    return HttpTransport(server, supported_versions=SUPPORTED_VERSIONS, legacy=gate)

@@ -165,7 +165,8 @@ class App:
         )
 
     def legacy(self) -> LegacyGate:
-        """The 2025-11-25 side of the endpoint: registers its methods on `server`."""
+        """The 2025-11-25 side of the endpoint: registers its methods on `server` (with seed
+        000's tasks on the same task service, when a task table is configured)."""
         from mcp_tasks_aws.legacy.endpoint import install_legacy
 
         return install_legacy(
@@ -174,9 +175,11 @@ class App:
             # sealed before a rotation end with it (they are re-initialised, not migrated).
             secret=self.state_secrets.secrets()[0],
             sessions=self.legacy_sessions,
+            tasks=self.tasks,
             session_ttl_seconds=self.settings.session_ttl_seconds,
             window_ms=self.settings.listen_window_ms,
             poll_ms=self.settings.listen_poll_ms,
+            page_size=self.settings.page_size,
         )
 
     def transport(self, on_request: Callable[[str, Any], None] | None = None) -> HttpTransport:

@@ -8,39 +8,25 @@ carry (`resultType`, `ttlMs`, `cacheScope`) are checked by name as well.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
 
-from legacy_support import LegacyClient, legacy_transport, messages, priming_id, questions
+from legacy_support import (
+    MODERN_ONLY,
+    SCHEMA,
+    LegacyClient,
+    assert_valid,
+    legacy_transport,
+    messages,
+    priming_id,
+    questions,
+    validator,
+)
 from mcp_support import McpClient
 from mcp_tasks_aws.protocol.transport import HttpResponse, HttpTransport
-
-SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "mcp-2025-11-25.schema.json"
-SCHEMA_URI = "urn:mcp:schema:2025-11-25"
-SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text())
-REGISTRY: Registry = Registry().with_resource(
-    SCHEMA_URI, Resource.from_contents(SCHEMA, default_specification=DRAFT202012)
-)
-MODERN_ONLY = {"resultType", "ttlMs", "cacheScope"}
-
-
-def validator(definition: str) -> Draft202012Validator:
-    assert definition in SCHEMA["$defs"], definition
-    return Draft202012Validator({"$ref": f"{SCHEMA_URI}#/$defs/{definition}"}, registry=REGISTRY)
-
-
-def assert_valid(instance: Any, definition: str) -> None:
-    errors = sorted(validator(definition).iter_errors(instance), key=lambda e: list(e.path))
-    assert not errors, f"not a valid {definition}: " + "; ".join(
-        f"{list(e.absolute_path)}: {e.message}" for e in errors[:5]
-    )
 
 
 @pytest.fixture(scope="module")

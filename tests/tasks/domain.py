@@ -26,6 +26,7 @@ CAPABILITIES: dict[str, Any] = {
     "extensions": {"io.modelcontextprotocol/tasks": {}},
 }
 CONFIRM = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+NAME = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 START_MS = 1_700_000_000_000
 
 
@@ -182,6 +183,26 @@ def crashing() -> str:
 def protocol_fault() -> str:
     """A protocol-level fault: the task fails."""
     raise InternalError("the backend refused")
+
+
+@tools.tool
+def shout(text: str) -> str:
+    """Answers inline, never as a task."""
+    return text.upper()
+
+
+@tools.tool(task=TaskPolicy.OPTIONAL, ttl_ms=120_000)
+def maybe(text: str) -> str:
+    """A task when the client asks for one (kept two minutes), inline otherwise."""
+    return f"maybe {text}"
+
+
+@tools.tool(task=TaskPolicy.REQUIRED, prelude=True)
+async def ask_first(ctx: ToolContext) -> str:
+    """Asks a name inline, then runs as a task."""
+    answer = await ctx.elicit("Your name?", NAME, key="name")
+    await ctx.run_as_task()
+    return f"Hello, {(answer.content or {}).get('name')}!"
 
 
 # -- assembled parts ---------------------------------------------------------------------------

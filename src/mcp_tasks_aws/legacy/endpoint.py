@@ -11,14 +11,15 @@ table, at the (legacy, method) entries `legacy.methods` registers.
   404 (the client initializes again).
 - One consistent read of the session's state per message (to see an ended session).
 - A client's JSON-RPC response is routed by its id (sealed by `StreamIds`) to the route that
-  asked: `in` (inline questions, `legacy.questions`); more routes plug into
-  `answer_routes` / `resumers` under their own names.
+  asked: `in` (inline questions, `legacy.questions`) or `task` (a task's questions, sent on
+  its `tasks/result` stream, `legacy.task_results`); a `GET` with `Last-Event-ID` resumes the
+  stream of the route its event id names.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -48,10 +49,13 @@ from mcp_tasks_aws.protocol.sealing import Sealer, Unsealable
 from mcp_tasks_aws.protocol.transport import SESSION_HEADER, HttpRequest
 from mcp_tasks_aws.server import Call, McpServer
 
+if TYPE_CHECKING:
+    from mcp_tasks_aws.tasks.service import TaskService
+
 SESSIONLESS = ("initialize", "server/discover")
 """Legacy methods served without a session."""
 
-AnswerRoute = Callable[[LegacySession, dict[str, Any], ClientResponse], None]
+AnswerRoute = Callable[[Resumable, dict[str, Any], ClientResponse], None]
 """Takes a client's response to a request sent on a route: (session, id payload, response)."""
 Resumer = Callable[[Resumable, dict[str, Any], Rerun], Iterator[Any]]
 """Continues a stream of a route from its event id payload (checks eagerly, then streams)."""
@@ -97,10 +101,11 @@ class LegacyEndpoint:
         session, state = self.session(http)
         if isinstance(message, Notification):
             return None  # notifications/initialized, cancelled, roots/list_changed: noted
+        resumable = Resumable(session, http.principal, state.log_level)
         if isinstance(message, ClientResponse):
-            self.answer(session, message)
+            self.answer(resumable, message)
             return None
-        return self._serve(message, Resumable(session, state.log_level), http.principal)
+        return self._serve(message, resumable, http.principal)
 
     def resume(self, http: HttpRequest, last_event_id: str) -> Iterator[Any]:
         session, state = self.session(http)
@@ -111,7 +116,8 @@ class LegacyEndpoint:
         resumer = self.resumers.get(route)
         if resumer is None:
             raise StreamNotFound("Stream not found: unknown Last-Event-ID")
-        return resumer(Resumable(session, state.log_level), payload, self._rerun(http.principal))
+        resumable = Resumable(session, http.principal, state.log_level)
+        return resumer(resumable, payload, self._rerun(http.principal))
 
     def end(self, http: HttpRequest) -> None:
         session, _ = self.session(http)
@@ -135,10 +141,10 @@ class LegacyEndpoint:
             )
         return session, state
 
-    def answer(self, session: LegacySession, response: ClientResponse) -> None:
+    def answer(self, resumable: Resumable, response: ClientResponse) -> None:
         """Route a client's response to the request it answers (nothing changes if none)."""
         try:
-            route, payload = self.ids.open_request_id(session, response.id)
+            route, payload = self.ids.open_request_id(resumable.session, response.id)
         except Unsealable as exc:
             raise UnknownResponse(
                 "Unknown response: its id matches no request this session was sent"
@@ -146,7 +152,7 @@ class LegacyEndpoint:
         deliver = self.answer_routes.get(route)
         if deliver is None:
             raise UnknownResponse("Unknown response: its id matches no request in progress")
-        deliver(session, payload, response)
+        deliver(resumable, payload, response)
 
     # -- serving --------------------------------------------------------------------------------
 
@@ -195,13 +201,33 @@ def install_legacy(
     *,
     secret: bytes,
     sessions: LegacySessionStore,
+    tasks: TaskService | None = None,
     session_ttl_seconds: int = 24 * 3600,
     window_ms: int = 20_000,
     poll_ms: int = 500,
+    page_size: int = 50,
 ) -> LegacyEndpoint:
-    """Register the legacy era's methods on `server`; return the endpoint that serves them."""
+    """Register the legacy era's methods on `server`; return the endpoint that serves them.
+
+    With `tasks`, 2025-11-25 clients get seed 000's tasks on the same records and runner
+    (`legacy.tasks`); without, task-only tools refuse them.
+    """
     sealer = Sealer(secret, "legacy-sessions")
-    questions = InlineQuestions(sessions, StreamIds(sealer), window_ms=window_ms, poll_ms=poll_ms)
+    ids = StreamIds(sealer)
+    questions = InlineQuestions(sessions, ids, window_ms=window_ms, poll_ms=poll_ms)
     codec = SessionCodec(sealer, ttl_seconds=session_ttl_seconds)
-    LegacyMethods(server, codec=codec, sessions=sessions, questions=questions).install()
-    return LegacyEndpoint(server, codec=codec, sessions=sessions, questions=questions)
+    legacy_tasks = None
+    if tasks is not None:
+        from mcp_tasks_aws.legacy.tasks import LegacyTasks
+
+        legacy_tasks = LegacyTasks(
+            server, tasks, ids, page_size=page_size, window_ms=window_ms, poll_ms=poll_ms
+        )
+    LegacyMethods(
+        server, codec=codec, sessions=sessions, questions=questions, tasks=legacy_tasks
+    ).install()
+    endpoint = LegacyEndpoint(server, codec=codec, sessions=sessions, questions=questions)
+    if legacy_tasks is not None:
+        endpoint.answer_routes[legacy_tasks.route] = legacy_tasks.deliver
+        endpoint.resumers[legacy_tasks.route] = legacy_tasks.resume
+    return endpoint

@@ -10,15 +10,15 @@ differences live here:
 - `tools/list` adds each tool's `execution.taskSupport`, from its task policy;
 - `tools/call` and `prompts/get` carry their questions as server->client requests
   (`legacy.questions`) instead of `input_required`;
-- a tool that runs only as a task answers -32601 to a call without a task, as 2025-11-25 says.
-
-Legacy task methods (`params.task`, `tasks/*`) register here the same way, from the task side.
+- a tool that runs only as a task answers -32601 to a call without `params.task`, as
+  2025-11-25 says; with legacy tasks (`legacy.tasks`), a call with `params.task` becomes a
+  task, and `initialize` declares the `tasks` capability.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from mcp_tasks_aws.legacy.questions import InlineQuestions, Resumable
 from mcp_tasks_aws.legacy.state import LegacySessionStore, SessionEnded
@@ -37,6 +37,9 @@ from mcp_tasks_aws.protocol.legacy import (
 from mcp_tasks_aws.protocol.transport import SESSION_HEADER
 from mcp_tasks_aws.server import Call, Handler, McpServer
 from mcp_tasks_aws.tools.registry import TaskPolicy
+
+if TYPE_CHECKING:
+    from mcp_tasks_aws.legacy.tasks import LegacyTasks
 
 SHAPED = (
     "prompts/list",
@@ -74,11 +77,13 @@ class LegacyMethods:
         codec: SessionCodec,
         sessions: LegacySessionStore,
         questions: InlineQuestions,
+        tasks: LegacyTasks | None = None,
     ) -> None:
         self.server = server
         self.codec = codec
         self.sessions = sessions
         self.questions = questions
+        self.tasks = tasks
 
     def install(self) -> None:
         server, legacy = self.server, Era.LEGACY
@@ -96,9 +101,13 @@ class LegacyMethods:
                 model, handler = server.lookup(method)
                 server.register(legacy, method, model, _shaped(handler))
         model, handler = server.lookup("tools/call")
+        if self.tasks is not None:
+            handler = self.tasks.calling(handler)  # params.task makes the call a task
         server.register(legacy, "tools/call", model, self._asking(self._task_only(handler)))
         model, handler = server.lookup("prompts/get")
         server.register(legacy, "prompts/get", model, self._asking(handler))
+        if self.tasks is not None:
+            self.tasks.install()
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -111,6 +120,8 @@ class LegacyMethods:
         capabilities = legacy_capabilities(discovered["capabilities"])
         if "resources" in capabilities:
             capabilities["resources"]["subscribe"] = True
+        if self.tasks is not None:
+            capabilities["tasks"] = self.tasks.capabilities()
         toolset = self.server.toolset
         return {
             "protocolVersion": version,
@@ -151,15 +162,21 @@ class LegacyMethods:
         return list_tools
 
     def _task_only(self, handler: Handler) -> Handler:
-        """Refuses a call to a task-only tool: 2025-11-25 says -32601 (legacy tasks, which
-        would take `params.task`, register their own `tools/call` entry around this one)."""
+        """Refuses a call to a task-only tool without `params.task`: 2025-11-25 says -32601."""
 
         def call_tool(call: Call, params: m.CallToolParams) -> Any:
             spec = self.server.toolset.tools.get(params.name)
-            if spec is not None and spec.task is TaskPolicy.REQUIRED:
+            if spec is None or spec.task is not TaskPolicy.REQUIRED:
+                return handler(call, params)
+            if self.tasks is None:
                 raise MethodNotFound(
                     f"Tool {spec.name} runs only as a task (execution.taskSupport: required), "
                     "and this server takes no task-augmented calls from 2025-11-25 clients"
+                )
+            if (params.model_extra or {}).get("task") is None:
+                raise MethodNotFound(
+                    f"Tool {spec.name} runs only as a task (execution.taskSupport: required): "
+                    "call it with params.task"
                 )
             return handler(call, params)
 

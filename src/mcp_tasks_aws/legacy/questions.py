@@ -23,8 +23,8 @@ what 2025-11-25 expects, without holding any connection or memory between reques
    client reconnects again.
 
 The JSON-RPC ids and event ids carry a *route* name; this module serves route `in` (inline
-calls). Another route (the legacy `tasks/result` stream) plugs into `LegacyEndpoint` with its
-own route name and reuses `StreamIds` for its ids.
+calls). The `tasks/result` streams (`legacy.task_results`) plug into `LegacyEndpoint` as route
+`task` and reuse `StreamIds` for their ids.
 """
 
 from __future__ import annotations
@@ -63,6 +63,8 @@ INLINE_ROUTE = "in"
 ANSWERABLE = (ELICIT, SAMPLE, LIST_ROOTS)
 _REQUEST_KIND = "q1"
 _EVENT_KIND = "e1"
+_RESERVED = frozenset({"s", "r", "exp"})
+"""Keys of a sealed id that are not the route's: the session, the route, the expiry."""
 _PARK_SECONDS = 3600
 """How long a parked call waits for answers (its `requestState` expires after an hour too)."""
 _MAX_FAILURE_CHARS = 512
@@ -76,12 +78,16 @@ class StreamIds:
     sealer: Sealer
 
     def request_id(self, session: LegacySession, route: str, payload: dict[str, Any]) -> str:
-        data = {"s": session.sid, "r": route, **payload}
-        return self.sealer.seal(_REQUEST_KIND, data, expires_at=session.expires_at)
+        return self._seal(_REQUEST_KIND, session, route, payload)
 
     def event_id(self, session: LegacySession, route: str, payload: dict[str, Any]) -> str:
+        return self._seal(_EVENT_KIND, session, route, payload)
+
+    def _seal(self, kind: str, session: LegacySession, route: str, payload: dict[str, Any]) -> str:
+        if _RESERVED & payload.keys():
+            raise ValueError(f"payload keys {sorted(_RESERVED)} are the ids' own")
         data = {"s": session.sid, "r": route, **payload}
-        return self.sealer.seal(_EVENT_KIND, data, expires_at=session.expires_at)
+        return self.sealer.seal(kind, data, expires_at=session.expires_at)
 
     def _open(self, kind: str, session: LegacySession, token: Any) -> tuple[str, dict[str, Any]]:
         payload = self.sealer.open(kind, token) if isinstance(token, str) else None
@@ -103,9 +109,11 @@ class StreamIds:
 
 @dataclass(frozen=True)
 class Resumable:
-    """A legacy call being served: the session, and the parked call it resumes (if any)."""
+    """A legacy call being served: the session, its caller (the principal the session was
+    issued to), and the parked call it resumes (if any)."""
 
     session: LegacySession
+    principal: str
     log_level: str | None = None
     parked: ParkedCall | None = None
 
@@ -190,14 +198,14 @@ class InlineQuestions:
     # -- answer ---------------------------------------------------------------------------------
 
     def deliver(
-        self, session: LegacySession, payload: dict[str, Any], response: ClientResponse
+        self, resumable: Resumable, payload: dict[str, Any], response: ClientResponse
     ) -> None:
         """Record the client's answer to the question `payload` names."""
         ref, key, method = payload.get("c"), payload.get("k"), payload.get("m")
         if not (isinstance(ref, str) and isinstance(key, str) and method in ANSWERABLE):
             raise UnknownResponse("Unknown response id")
         if response.error is not None:
-            self.sessions.answer(ref, key, failure=_client_failure(method, response.error))
+            self.sessions.answer(ref, key, failure=client_failure(method, response.error))
             return
         # The answer must fit what was asked (-32602 otherwise, and nothing is recorded).
         validate_answer(method, response.result)
@@ -276,8 +284,9 @@ def _client_params(params: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
-def _client_failure(method: str, error: Any) -> dict[str, Any]:
-    """The JSON-RPC error the call fails with when the client refused one of its questions."""
+def client_failure(method: str, error: Any) -> dict[str, Any]:
+    """The JSON-RPC error a call (or task) fails with when the client answered one of its
+    questions with an error."""
     code = error.get("code") if isinstance(error, dict) else None
     detail = error.get("message") if isinstance(error, dict) else None
     message = f"The client answered {method} with an error"

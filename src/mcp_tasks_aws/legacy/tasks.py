@@ -1,0 +1,259 @@
+"""Seed 000's tasks for 2025-11-25 clients, on the same task records and runner as the Tasks
+extension: `params.task` on `tools/call`, `tasks/get`, `tasks/list`, `tasks/cancel` and
+`tasks/result`, and the answers to a task's questions.
+
+Every method calls the task use cases (`tasks.service`) with the caller's principal, as the
+2026-07-28 methods do (`tasks.wire`); only shapes and a few rules differ, and those are views
+of the record and of the transition table (`legacy.task_views`):
+
+- `tools/call` with `params.task` (`{ttl?}`) on a tool whose policy allows a task runs through
+  the server's one decision (`McpServer.run_call`: a tool's prelude still asks inline first),
+  with a creator that keeps the asked `ttl` (at least `MIN_TTL_MS`, capped by the server's
+  maximum) and answers the nested `CreateTaskResult`; a tool that never runs as a task
+  (`taskSupport: forbidden`) answers -32601, as 2025-11-25 says;
+- `tasks/get` is one consistent read; `tasks/list` one page of the caller's tasks, newest first
+  (one Query on the owner index), behind a sealed cursor that only its caller can use;
+- `tasks/cancel` answers the Task already `cancelled`, or -32602 when the `cancel` move was
+  refused because the task is terminal;
+- `tasks/result` is `legacy.task_results`; the client's answers to the requests sent there come
+  back as JSON-RPC responses and take the path of `tasks/update` (`deliver`); an answer that
+  is a JSON-RPC error fails the task with it (the `refuse` move).
+
+Unknown, expired and foreign tasks all answer -32602, foreign exactly like unknown.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any, Final
+
+from pydantic import Field, ValidationError
+
+from mcp_tasks_aws.legacy.questions import ANSWERABLE, Resumable, StreamIds, client_failure
+from mcp_tasks_aws.legacy.task_results import TASK_ROUTE, TaskResults
+from mcp_tasks_aws.legacy.task_views import cancel_refusal, created_wire, listing_wire, task_wire
+from mcp_tasks_aws.protocol import models as m
+from mcp_tasks_aws.protocol.era import Era
+from mcp_tasks_aws.protocol.errors import (
+    InternalError,
+    InvalidParams,
+    MethodNotFound,
+    SessionNotFound,
+    UnknownResponse,
+)
+from mcp_tasks_aws.protocol.jsonrpc import ClientResponse
+from mcp_tasks_aws.protocol.models import WireModel
+from mcp_tasks_aws.protocol.sealing import Unsealable, fingerprint
+from mcp_tasks_aws.server import Call, Handler, McpServer
+from mcp_tasks_aws.tasks.exceptions import (
+    TaskAlreadyExists,
+    TaskAnswerInvalid,
+    TaskArgumentsTooLarge,
+    TaskNotFound,
+    TaskNotStarted,
+    TaskTooLarge,
+)
+from mcp_tasks_aws.tasks.service import TaskService
+from mcp_tasks_aws.tasks.wire import MAX_RESPONSES_BYTES, answered_as_errors
+from mcp_tasks_aws.tools.registry import TaskPolicy, ToolSpec
+
+MIN_TTL_MS: Final = 1000
+"""The shortest retention a 2025-11-25 client can ask (a task must outlive its creation)."""
+_CURSOR_KIND: Final = "c1"
+
+
+class TaskRequest(WireModel):
+    """`params.task` of a 2025-11-25 task-augmented request."""
+
+    ttl: int | None = Field(default=None, ge=0, strict=True)
+
+
+def task_request(params: m.CallToolParams) -> TaskRequest | None:
+    """The call's `params.task`, or None when it asks for no task (-32602 when malformed)."""
+    raw = (params.model_extra or {}).get("task")
+    if raw is None:
+        return None
+    try:
+        return TaskRequest.model_validate(raw)
+    except ValidationError as exc:
+        raise InvalidParams("Invalid params: params.task must be {ttl?: integer >= 0}") from exc
+
+
+class LegacyTaskCreator:
+    """Creates the task of one 2025-11-25 call (`server.TaskCreator`), with its asked `ttl`."""
+
+    def __init__(self, service: TaskService, ttl_ms: int | None) -> None:
+        self.service = service
+        self.ttl_ms = ttl_ms
+
+    def create(
+        self,
+        call: Call,
+        spec: ToolSpec,
+        params: m.CallToolParams,
+        journal: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        capabilities = call.capabilities.model_dump(mode="json", exclude_none=True)
+        try:
+            with answered_as_errors():
+                record = self.service.create(
+                    call.principal,
+                    spec,
+                    params.arguments or {},
+                    capabilities,
+                    journal,
+                    ttl_ms=self.ttl_ms,
+                )
+        except TaskArgumentsTooLarge as exc:
+            raise InvalidParams("Arguments are too large to run as a task") from exc
+        except TaskAlreadyExists as exc:
+            raise InternalError("Could not create the task") from exc
+        except TaskNotStarted as exc:
+            raise InternalError("The task could not be started") from exc
+        return created_wire(record)
+
+
+class LegacyTasks:
+    """Registers and serves the 2025-11-25 task methods of one server."""
+
+    route: Final = TASK_ROUTE
+
+    def __init__(
+        self,
+        server: McpServer,
+        service: TaskService,
+        ids: StreamIds,
+        *,
+        page_size: int = 50,
+        window_ms: int = 20_000,
+        poll_ms: int = 500,
+    ) -> None:
+        self.server = server
+        self.service = service
+        self.ids = ids
+        self.page_size = page_size
+        self.results = TaskResults(service, ids, window_ms=window_ms, poll_ms=poll_ms)
+
+    def install(self) -> None:
+        legacy = Era.LEGACY
+        self.server.register(legacy, "tasks/get", m.TaskParams, self.get)
+        self.server.register(legacy, "tasks/list", m.PaginatedParams, self.list)
+        self.server.register(legacy, "tasks/cancel", m.TaskParams, self.cancel)
+        self.server.register(legacy, "tasks/result", m.TaskParams, self.result)
+
+    @staticmethod
+    def capabilities() -> dict[str, Any]:
+        """The server's `tasks` capability in `initialize`."""
+        return {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+
+    # -- tools/call with params.task ------------------------------------------------------------
+
+    def calling(self, handler: Handler) -> Handler:
+        """Wraps the `tools/call` entry: a call with `params.task` may become a task."""
+        tools = self.server.toolset.tools
+
+        def call_tool(call: Call, params: m.CallToolParams) -> Any:
+            asked = task_request(params)
+            if asked is None:
+                return handler(call, params)
+            spec = tools.get(params.name)
+            if spec is None:
+                raise InvalidParams(f"Unknown tool: {params.name}")
+            if spec.task is TaskPolicy.INLINE:
+                raise MethodNotFound(
+                    f"Tool {spec.name} does not run as a task (execution.taskSupport: "
+                    "forbidden): call it without params.task"
+                )
+            ttl = None if asked.ttl is None else max(asked.ttl, MIN_TTL_MS)
+            creator = LegacyTaskCreator(self.service, ttl)
+            return self.server.run_call(call, params, opted_in=True, creator=creator)
+
+        return call_tool
+
+    # -- tasks/* ----------------------------------------------------------------------------
+
+    def get(self, call: Call, params: m.TaskParams) -> dict[str, Any]:
+        with answered_as_errors():
+            return task_wire(self.service.load(call.principal, params.task_id))
+
+    def list(self, call: Call, params: m.PaginatedParams) -> dict[str, Any]:
+        resumable = _resumable(call)
+        after = None if params.cursor is None else self._open_cursor(resumable, params.cursor)
+        with answered_as_errors():
+            try:
+                page = self.service.list(call.principal, limit=self.page_size, after=after)
+            except ValueError as exc:  # a position the store does not recognise
+                raise InvalidParams("Invalid cursor") from exc
+        cursor = None if page.after is None else self._seal_cursor(resumable, page.after)
+        return listing_wire(page.tasks, cursor)
+
+    def cancel(self, call: Call, params: m.TaskParams) -> dict[str, Any]:
+        with answered_as_errors():
+            record, changed = self.service.cancel(call.principal, params.task_id)
+        if not changed:
+            # The cancel move was refused, so the task is terminal (2025-11-25: -32602).
+            raise InvalidParams(cancel_refusal(record) or "Cannot cancel task")
+        return task_wire(record)
+
+    def result(self, call: Call, params: m.TaskParams) -> dict[str, Any] | Iterator[Any]:
+        with answered_as_errors():
+            return self.results.serve(_resumable(call), call.request.id, params.task_id)
+
+    # -- the stream's routes ----------------------------------------------------------------
+
+    def resume(self, resumable: Resumable, payload: dict[str, Any], _rerun: Any) -> Iterator[Any]:
+        return self.results.resume(resumable, payload)
+
+    def deliver(
+        self, resumable: Resumable, payload: dict[str, Any], response: ClientResponse
+    ) -> None:
+        """The client's answer to a task's request: `tasks/update`'s path (first answer wins;
+        an answer to a request no longer outstanding changes nothing)."""
+        task_id, key, method = payload.get("t"), payload.get("k"), payload.get("m")
+        if not (isinstance(task_id, str) and isinstance(key, str) and method in ANSWERABLE):
+            raise UnknownResponse("Unknown response id")
+        owner = resumable.principal
+        try:
+            with answered_as_errors():
+                try:
+                    if response.error is not None:
+                        failure = client_failure(str(method), response.error)
+                        self.service.refuse(owner, task_id, key, str(method), failure)
+                        return
+                    if len(json.dumps(response.result)) > MAX_RESPONSES_BYTES:
+                        raise InvalidParams("The answer is too large")
+                    self.service.update(owner, task_id, {key: response.result})
+                except TaskNotFound as exc:  # expired (or gone) since the request was sent
+                    raise UnknownResponse("Unknown response: its task is gone") from exc
+        except TaskAnswerInvalid as exc:
+            raise InvalidParams(
+                f"The answer does not fit its request: expected the result of {exc.method}"
+            ) from exc
+        except TaskTooLarge as exc:
+            raise InvalidParams(
+                "The answer does not fit with the task: send a smaller one"
+            ) from exc
+
+    # -- cursors ----------------------------------------------------------------------------
+
+    def _seal_cursor(self, resumable: Resumable, after: str) -> str:
+        payload = {"a": after, "p": fingerprint(resumable.principal)}
+        return self.ids.sealer.seal(_CURSOR_KIND, payload, expires_at=resumable.session.expires_at)
+
+    def _open_cursor(self, resumable: Resumable, cursor: str) -> str:
+        try:
+            payload = self.ids.sealer.open(_CURSOR_KIND, cursor)
+        except Unsealable as exc:
+            raise InvalidParams("Invalid cursor") from exc
+        after = payload.get("a")
+        # A cursor is its caller's: another caller's answers like a forged one.
+        if payload.get("p") != fingerprint(resumable.principal) or not isinstance(after, str):
+            raise InvalidParams("Invalid cursor")
+        return after
+
+
+def _resumable(call: Call) -> Resumable:
+    if not isinstance(call.session, Resumable):
+        raise SessionNotFound("Session not found: initialize first")
+    return call.session
