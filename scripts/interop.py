@@ -2,9 +2,15 @@
 
 - The TypeScript SDK 1.x (`@modelcontextprotocol/sdk`, a 2025-11-25 client), driven by
   `scripts/interop/ts_sdk_client.cjs`: connect, tools, elicitation/sampling/roots mid-call,
-  prompts, resources, logs, ending the session.
+  prompts, resources, logs, ending the session; and by `scripts/interop/ts_sdk_tasks.cjs`:
+  its 2025-11-25 tasks (`client.experimental.tasks`: a call with `params.task`, tasks/get,
+  tasks/result, tasks/list, tasks/cancel, an elicitation during a task, failures, another
+  caller's tasks out of reach).
+- `@modelcontextprotocol/ext-tasks` 0.2.x on `@modelcontextprotocol/client` 2.x, driven by
+  `scripts/interop/ext_tasks_client.mjs`, in both eras (its v1 and v2 requesters).
 - The MCP Inspector 2.x CLI in its default era (legacy: an `initialize` first), and in its
-  `modern` and `auto` eras: listing and calling tools, listing and reading resources.
+  `modern` and `auto` eras: listing and calling tools (a task-only tool runs as a task through
+  ext-tasks in both eras), listing and reading resources.
 
 Installs Node 22 (as the conformance runner does) and the pinned clients into `.tools/clients`
 (git-ignored), starts the embedded stack with the conformance tools on a free loopback port,
@@ -20,7 +26,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -29,6 +35,8 @@ from conformance import ensure_suite  # noqa: E402  (the same Node 22)
 CLIENTS_DIR = ROOT / ".tools" / "clients"
 PACKAGES = ("@modelcontextprotocol/sdk@1.32.2", "@modelcontextprotocol/inspector@2.12.0")
 TS_DRIVER = ROOT / "scripts" / "interop" / "ts_sdk_client.cjs"
+TS_TASKS_DRIVER = ROOT / "scripts" / "interop" / "ts_sdk_tasks.cjs"
+EXT_TASKS_DRIVER = ROOT / "scripts" / "interop" / "ext_tasks_client.mjs"
 INSPECTOR = "@modelcontextprotocol/inspector/clients/launcher/build/index.js"
 
 
@@ -70,6 +78,21 @@ def run(args: list[str], timeout: float = 120) -> subprocess.CompletedProcess[st
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env)
 
 
+class Case(NamedTuple):
+    """One Inspector command line and what it must print (on stdout, or stderr) and exit with."""
+
+    name: str
+    args: list[str]
+    expect: Callable[[Any], bool]
+    exit_code: int = 0
+    on_stderr: bool = False
+
+
+# The CLI's exit codes: a result with isError is 5 ("tool returned an error"); a call that
+# fails (a JSON-RPC error, a failed task) prints its error on stderr and exits 1.
+TOOL_ERROR_EXIT, FAILED_EXIT = 5, 1
+
+
 def inspector_checks(node: Path, modules: Path, url: str) -> list[dict[str, Any]]:
     """The Inspector CLI's command lines the README gives, each with what it must print."""
     cli = [str(node), str(modules / INSPECTOR), "--cli", url]
@@ -80,79 +103,101 @@ def inspector_checks(node: Path, modules: Path, url: str) -> list[dict[str, Any]
     def lists(key: str, name: str, field: str = "name") -> Callable[[Any], bool]:
         return lambda out: name in [item[field] for item in out[key]]
 
-    # (name, arguments, what the output must satisfy)
-    cases: list[tuple[str, list[str], Callable[[Any], bool]]] = [
-        ("legacy: tools/list", ["--method", "tools/list"], lists("tools", "greet")),
-        (
+    def is_error(out: Any) -> bool:
+        return out.get("isError") is True
+
+    failing = ["--method", "tools/call", "--tool-name", "failing_job"]
+    cases = [
+        Case("legacy: tools/list", ["--method", "tools/list"], lists("tools", "greet")),
+        Case(
             "legacy: tools/list says taskSupport",
             ["--method", "tools/list"],
             lambda out: all("taskSupport" in tool["execution"] for tool in out["tools"]),
         ),
-        (
+        Case(
             "legacy: tools/call",
             ["--method", "tools/call", "--tool-name", "greet", "--tool-arg", "name=Ada"],
             text_is("Hello, Ada!"),
         ),
-        (
+        Case(
             "legacy: tools/call of a tool error",
             ["--method", "tools/call", "--tool-name", "test_error_handling"],
-            lambda out: out.get("isError") is True,
+            is_error,
+            TOOL_ERROR_EXIT,
         ),
-        (
+        Case(
             "legacy: resources/list",
             ["--method", "resources/list"],
             lists("resources", "conformance://readme", "uri"),
         ),
-        (
+        Case(
             "legacy: resources/read",
             ["--method", "resources/read", "--uri", "conformance://readme"],
             lambda out: "fixtures" in out["contents"][0]["text"],
         ),
-        (
+        Case(
             "legacy: prompts/list",
             ["--method", "prompts/list"],
             lists("prompts", "test_input_required_result_prompt"),
         ),
-        (
+        # A task-only tool runs as a 2025-11-25 task (ext-tasks v1): its tool error ends it
+        # failed, and the CLI prints the task's statusMessage.
+        Case(
+            "legacy: tools/call of a task-only tool runs it as a task",
+            failing,
+            lambda out: "input data is inconsistent" in out["error"]["message"],
+            FAILED_EXIT,
+            on_stderr=True,
+        ),
+        Case(
             "modern: tools/call",
             ["--protocol-era", "modern", "--method", "tools/call", "--tool-name", "greet"],
             text_is("Hello, World!"),
         ),
-        (
+        # The same tool through the Tasks extension (ext-tasks v2): completed, isError.
+        Case(
+            "modern: tools/call of a task-only tool runs it as a task",
+            ["--protocol-era", "modern", *failing],
+            is_error,
+            TOOL_ERROR_EXIT,
+        ),
+        Case(
             "auto: tools/list",
             ["--protocol-era", "auto", "--method", "tools/list"],
             lists("tools", "greet"),
         ),
     ]
     results = []
-    for name, args, expect in cases:
-        proc = run([*cli, *args])
-        # The CLI prints an isError result and exits 5 (its "tool returned an error" code).
-        expected_exit = 5 if "--tool-name" in args and "test_error_handling" in args else 0
+    for case in cases:
+        proc = run([*cli, *case.args])
+        output = proc.stderr if case.on_stderr else proc.stdout
         try:
-            ok = proc.returncode == expected_exit and expect(json.loads(proc.stdout))
+            ok = proc.returncode == case.exit_code and case.expect(json.loads(output))
         except (ValueError, KeyError, IndexError, TypeError):
             ok = False
         detail = (
             None if ok else f"exit {proc.returncode}: {proc.stdout[-400:]} {proc.stderr[-400:]}"
         )
-        results.append({"check": f"inspector {name}", "ok": ok, "detail": detail})
+        results.append({"check": f"inspector {case.name}", "ok": ok, "detail": detail})
     return results
 
 
-def ts_sdk_checks(node: Path, modules: Path, url: str) -> list[dict[str, Any]]:
-    proc = run([str(node), str(TS_DRIVER), str(modules), url], timeout=180)
+def driver_checks(
+    label: str, node: Path, driver: Path, modules: Path, url: str
+) -> list[dict[str, Any]]:
+    """Run a driver script that prints one JSON line per check."""
+    proc = run([str(node), str(driver), str(modules), url], timeout=240)
     results = []
     for line in proc.stdout.splitlines():
         try:
             entry = json.loads(line)
         except ValueError:
             continue
-        results.append({**entry, "check": f"ts-sdk {entry['check']}"})
+        results.append({**entry, "check": f"{label} {entry['check']}"})
     if not results or (proc.returncode != 0 and all(r["ok"] for r in results)):
         results.append(
             {
-                "check": "ts-sdk driver ran",
+                "check": f"{label} driver ran",
                 "ok": False,
                 "detail": f"exit {proc.returncode}: {proc.stdout[-500:]} {proc.stderr[-500:]}",
             }
@@ -168,7 +213,9 @@ def main() -> int:
     from mcp_tasks_aws.local.server import EmbeddedStack
 
     with EmbeddedStack(host="127.0.0.1", port=0) as stack:
-        results = ts_sdk_checks(node, modules, stack.url)
+        results = driver_checks("ts-sdk", node, TS_DRIVER, modules, stack.url)
+        results += driver_checks("ts-sdk tasks", node, TS_TASKS_DRIVER, modules, stack.url)
+        results += driver_checks("ext-tasks", node, EXT_TASKS_DRIVER, modules, stack.url)
         results += inspector_checks(node, modules, stack.url)
     failed = [r for r in results if not r["ok"]]
     for result in results:

@@ -1,0 +1,181 @@
+// The official generation-agnostic Tasks client, `@modelcontextprotocol/ext-tasks` 0.2.x on
+// `@modelcontextprotocol/client` 2.x (both brought by the Inspector 2.12 package), against an
+// endpoint serving the conformance tools, in both protocol eras:
+// - legacy (2025-11-25, the client's default): its v1 requester (params.task, tasks/get,
+//   tasks/result, tasks/list, tasks/cancel);
+// - modern (2026-07-28, the client's `auto` negotiation): its v2 requester, with the raw
+//   dispatch it requires (plain HTTP here) and an elicitation answered through tasks/update.
+// Prints one JSON line per check; exits 1 if any failed.
+//
+// Usage: node ext_tasks_client.mjs <node_modules dir> <endpoint URL>
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [modulesDir, url] = process.argv.slice(2);
+if (!modulesDir || !url) {
+  console.error("usage: node ext_tasks_client.mjs <node_modules dir> <endpoint URL>");
+  process.exit(2);
+}
+// Both packages export ESM only; import their entry files so ext-tasks and this script share
+// one copy of the client.
+const load = (file) => import(pathToFileURL(path.join(path.resolve(modulesDir), file)).href);
+const { Client, StreamableHTTPClientTransport } = await load("@modelcontextprotocol/client/dist/index.mjs");
+const ext = await load("@modelcontextprotocol/ext-tasks/dist/client/index.js");
+
+const results = [];
+function check(name, ok, detail) {
+  results.push({ check: name, ok: Boolean(ok), detail: ok ? undefined : detail });
+}
+const textOf = (result) => (result && result.content && result.content[0] && result.content[0].text) || "";
+const CLIENT_INFO = { name: "interop-ext-tasks", version: "1.0.0" };
+const CAPABILITIES = { elicitation: {} };
+const SETTLE_MS = 20000;
+
+function inputHandler(asked) {
+  return ext.createApplicationInputHandler({
+    elicitation: async (request, context) => {
+      asked.push({ message: request.params.message, scope: context.scope, delivery: context.delivery });
+      return { action: "accept", content: { confirm: true } };
+    },
+    sampling: async () => ({ role: "assistant", content: { type: "text", text: "ok" }, model: "interop" }),
+    roots: async () => ({ roots: [] }),
+  });
+}
+
+// What ext-tasks needs to speak 2026-07-28 task shapes below the SDK: one JSON-RPC request
+// over HTTP, with the routing headers that revision requires.
+async function rawDispatch(request, options = {}) {
+  const params = request.params || {};
+  const name = request.method === "tools/call" ? params.name : params.taskId;
+  const headers = {
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+    "mcp-protocol-version": params._meta?.["io.modelcontextprotocol/protocolVersion"] ?? "2026-07-28",
+    "mcp-method": request.method,
+    ...(name === undefined ? {} : { "mcp-name": String(name) }),
+  };
+  const id = Math.floor(Math.random() * 1e9);
+  const response = await fetch(url, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ jsonrpc: "2.0", id, ...request }),
+    signal: options.signal,
+  });
+  const body = await response.text();
+  const messages = response.headers.get("content-type")?.startsWith("text/event-stream")
+    ? body.split("\n").filter((line) => line.startsWith("data: ") && line.length > 6).map((line) => JSON.parse(line.slice(6)))
+    : [JSON.parse(body)];
+  const answer = messages.find((message) => message.id === id);
+  if (!answer) throw new ext.DispatchError(`no answer (HTTP ${response.status})`);
+  return "error" in answer ? { kind: "error", error: answer.error } : { kind: "result", result: answer.result };
+}
+
+async function session(era, asked) {
+  const options = era === "modern" ? { capabilities: CAPABILITIES, versionNegotiation: { mode: "auto" } } : { capabilities: CAPABILITIES };
+  const client = new Client(CLIENT_INFO, options);
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  const framing = era === "modern"
+    ? { rawDispatch, v2RequestFraming: { protocolVersion: "2026-07-28", clientInfo: CLIENT_INFO, clientCapabilities: CAPABILITIES } }
+    : {};
+  const tasks = ext.createTaskSessionFromClient(client, {
+    endpointId: `interop-${era}`,
+    onInputRequest: inputHandler(asked),
+    onError: () => {},
+    ...framing,
+  });
+  return { client, tasks };
+}
+
+async function settle(execution) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not settled within ${SETTLE_MS} ms`)), SETTLE_MS);
+  });
+  try {
+    return (await Promise.race([execution.settle(), timeout])).outcome;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function call(tasks, name, args, task) {
+  const execution = await tasks.callTool(name, args, { task: { preference: "prefer", ...task } });
+  return { execution, outcome: await settle(execution) };
+}
+
+async function legacy() {
+  const { client, tasks } = await session("legacy", []);
+  const era = "legacy";
+  check(`${era}: the client negotiated 2025-11-25`, client.getProtocolEra() === "legacy", client.getProtocolEra());
+  check(
+    `${era}: the session sees list, cancel and task execution`,
+    tasks.capabilities.inventory === "server-list" && tasks.capabilities.cancellation && tasks.capabilities.execution,
+    tasks.capabilities,
+  );
+  const done = await call(tasks, "slow_compute", { seconds: 1, label: "ext" }, { retentionMs: 120000 });
+  check(`${era}: a call becomes a task`, done.execution.kind === "task", done.execution.kind);
+  check(
+    `${era}: it settles with the call's result (tasks/result)`,
+    done.outcome.status === "completed" && textOf(done.outcome.result) === "Computed ext after 1.0s.",
+    done.outcome,
+  );
+  check(`${era}: the asked retention is honoured`, done.outcome.task?.retentionMs === 120000, done.outcome.task);
+  const toolError = await call(tasks, "failing_job", {});
+  check(
+    `${era}: a tool error settles failed, saying why`,
+    toolError.outcome.status === "failed" && (toolError.outcome.task?.statusMessage || "").includes("inconsistent"),
+    toolError.outcome,
+  );
+  const protocolError = await call(tasks, "protocol_error_job", {});
+  check(`${era}: a protocol error settles failed`, protocolError.outcome.status === "failed", protocolError.outcome);
+  const listed = (await tasks.listTasks()).tasks.map((task) => task.taskId);
+  const ids = [protocolError, toolError, done].map((call) => call.execution.handle.taskId);
+  check(`${era}: tasks/list lists them, newest first`, ids.every((id, i) => listed.indexOf(id) === i), { listed, ids });
+  const running = await tasks.callTool("slow_compute", { seconds: 30, label: "ext-cancel" }, { task: { preference: "prefer" } });
+  await tasks.cancelTask(running.handle.taskId);
+  const cancelled = await settle(running);
+  check(`${era}: tasks/cancel cancels it`, cancelled.status === "cancelled", cancelled);
+  await tasks.close();
+  await client.close();
+}
+
+async function modern() {
+  const asked = [];
+  const { client, tasks } = await session("modern", asked);
+  const era = "modern";
+  check(`${era}: the client negotiated 2026-07-28`, client.getProtocolEra() === "modern", client.getProtocolEra());
+  const done = await call(tasks, "slow_compute", { seconds: 1, label: "ext" });
+  check(
+    `${era}: a call becomes a task and settles with its result`,
+    done.execution.kind === "task" && textOf(done.outcome.result) === "Computed ext after 1.0s.",
+    done.outcome,
+  );
+  const confirmed = await call(tasks, "confirm_delete", { filename: "ext.txt" });
+  check(
+    `${era}: an elicitation during the task is answered (tasks/update)`,
+    textOf(confirmed.outcome.result) === "Deleted ext.txt." && asked.some((a) => a.message === "Delete ext.txt?"),
+    { outcome: confirmed.outcome, asked },
+  );
+  const toolError = await call(tasks, "failing_job", {});
+  check(
+    `${era}: a tool error completes with isError`,
+    toolError.outcome.status === "completed" && toolError.outcome.result?.isError === true,
+    toolError.outcome,
+  );
+  const running = await tasks.callTool("slow_compute", { seconds: 30, label: "ext-cancel" }, { task: { preference: "prefer" } });
+  await tasks.cancelTask(running.handle.taskId);
+  const cancelled = await settle(running);
+  check(`${era}: tasks/cancel cancels it`, cancelled.status === "cancelled", cancelled);
+  await tasks.close();
+  await client.close();
+}
+
+for (const era of [legacy, modern]) {
+  try {
+    await era();
+  } catch (error) {
+    check(`${era.name}: no unexpected error`, false, String(error && error.stack ? error.stack : error));
+  }
+}
+for (const result of results) console.log(JSON.stringify(result));
+process.exit(results.every((result) => result.ok) ? 0 : 1);
