@@ -60,6 +60,8 @@ from mcp_tasks_aws.tools.context import ELICIT, LIST_ROOTS, SAMPLE, validate_ans
 logger = logging.getLogger(__name__)
 
 INLINE_ROUTE = "in"
+TASK_ROUTE = "task"
+"""The route of `tasks/result` streams and of the questions they carry (`legacy.task_results`)."""
 ANSWERABLE = (ELICIT, SAMPLE, LIST_ROOTS)
 _REQUEST_KIND = "q1"
 _EVENT_KIND = "e1"

@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, Final, NamedTuple
 
-from mcp_tasks_aws.legacy.questions import Resumable, StreamIds
+from mcp_tasks_aws.legacy.questions import TASK_ROUTE, Resumable, StreamIds
 from mcp_tasks_aws.legacy.task_views import legacy_status, outcome_of, related, task_wire
 from mcp_tasks_aws.ports import Throttled
 from mcp_tasks_aws.protocol.errors import (
@@ -60,8 +60,6 @@ from mcp_tasks_aws.tasks.wire import not_found
 
 logger = logging.getLogger(__name__)
 
-TASK_ROUTE: Final = "task"
-"""The route of `tasks/result` streams and of the requests sent on them (`StreamIds`)."""
 STATUS_NOTIFICATION: Final = "notifications/tasks/status"
 
 

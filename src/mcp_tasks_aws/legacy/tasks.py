@@ -20,19 +20,27 @@ of the record and of the transition table (`legacy.task_views`):
   is a JSON-RPC error fails the task with it (the `refuse` move).
 
 Unknown, expired and foreign tasks all answer -32602, foreign exactly like unknown.
+
+The views and the stream (`legacy.task_views`, `legacy.task_results`, and the result models
+under them) are imported on the first task request: an `initialize` does not pay for them.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any, Final
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import Field, ValidationError
 
-from mcp_tasks_aws.legacy.questions import ANSWERABLE, Resumable, StreamIds, client_failure
-from mcp_tasks_aws.legacy.task_results import TASK_ROUTE, TaskResults
-from mcp_tasks_aws.legacy.task_views import cancel_refusal, created_wire, listing_wire, task_wire
+from mcp_tasks_aws.legacy.questions import (
+    ANSWERABLE,
+    TASK_ROUTE,
+    Resumable,
+    StreamIds,
+    client_failure,
+)
 from mcp_tasks_aws.protocol import models as m
 from mcp_tasks_aws.protocol.era import Era
 from mcp_tasks_aws.protocol.errors import (
@@ -57,6 +65,9 @@ from mcp_tasks_aws.tasks.exceptions import (
 from mcp_tasks_aws.tasks.service import TaskService
 from mcp_tasks_aws.tasks.wire import MAX_RESPONSES_BYTES, answered_as_errors
 from mcp_tasks_aws.tools.registry import TaskPolicy, ToolSpec
+
+if TYPE_CHECKING:
+    from mcp_tasks_aws.legacy.task_results import TaskResults
 
 MIN_TTL_MS: Final = 1000
 """The shortest retention a 2025-11-25 client can ask (a task must outlive its creation)."""
@@ -111,6 +122,8 @@ class LegacyTaskCreator:
             raise InternalError("Could not create the task") from exc
         except TaskNotStarted as exc:
             raise InternalError("The task could not be started") from exc
+        from mcp_tasks_aws.legacy.task_views import created_wire  # first task request only
+
         return created_wire(record)
 
 
@@ -133,7 +146,14 @@ class LegacyTasks:
         self.service = service
         self.ids = ids
         self.page_size = page_size
-        self.results = TaskResults(service, ids, window_ms=window_ms, poll_ms=poll_ms)
+        self.window_ms = window_ms
+        self.poll_ms = poll_ms
+
+    @cached_property
+    def results(self) -> TaskResults:
+        from mcp_tasks_aws.legacy.task_results import TaskResults  # first use only
+
+        return TaskResults(self.service, self.ids, window_ms=self.window_ms, poll_ms=self.poll_ms)
 
     def install(self) -> None:
         legacy = Era.LEGACY
@@ -174,10 +194,14 @@ class LegacyTasks:
     # -- tasks/* ----------------------------------------------------------------------------
 
     def get(self, call: Call, params: m.TaskParams) -> dict[str, Any]:
+        from mcp_tasks_aws.legacy.task_views import task_wire
+
         with answered_as_errors():
             return task_wire(self.service.load(call.principal, params.task_id))
 
     def list(self, call: Call, params: m.PaginatedParams) -> dict[str, Any]:
+        from mcp_tasks_aws.legacy.task_views import listing_wire
+
         resumable = _resumable(call)
         after = None if params.cursor is None else self._open_cursor(resumable, params.cursor)
         with answered_as_errors():
@@ -189,6 +213,8 @@ class LegacyTasks:
         return listing_wire(page.tasks, cursor)
 
     def cancel(self, call: Call, params: m.TaskParams) -> dict[str, Any]:
+        from mcp_tasks_aws.legacy.task_views import cancel_refusal, task_wire
+
         with answered_as_errors():
             record, changed = self.service.cancel(call.principal, params.task_id)
         if not changed:
