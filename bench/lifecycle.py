@@ -5,6 +5,11 @@ answers a CreateTaskResult, then `tasks/get` every 10 ms until the task is compl
 from sending the call to reading the completed task, N runs (after a few unmeasured warm-up
 runs), median and p90.
 
+The same lifecycle from a 2025-11-25 session (seed 000's tasks) runs on the same server,
+interleaved run by run with the modern one: `tools/call` with `params.task`, `tasks/get`
+every 10 ms until completed, then `tasks/result` (that revision's `tasks/get` carries no
+result). Its ratio to the modern lifecycle is printed.
+
 Both servers run as child processes on a free 127.0.0.1 port and are driven by the same
 client code in this process (bench/mcp_client.py):
 - ours: the embedded stack (`python -m mcp_tasks_aws.local.server`, conformance tools): the
@@ -30,6 +35,7 @@ from dataclasses import dataclass, field
 
 import fastmcp_side
 from common import PROJECT_ROOT, PYTHON, deployed_environment, median_ms, p90_ms
+from legacy_client import LegacyHttpClient
 from mcp_client import McpHttpClient, McpHttpError, task_id_of
 
 DEFAULT_RUNS = 30
@@ -38,6 +44,7 @@ POLL_INTERVAL_S = 0.01
 LIFECYCLE_DEADLINE_S = 30.0
 STARTUP_DEADLINE_S = 90.0
 STOP_TIMEOUT_S = 10.0
+_DEPLOYED_RESOURCES = ("MCP_TASKS_TABLE", "MCP_TASKS_STATE_MACHINE_ARN", "MCP_TASKS_RESULT_BUCKET")
 
 
 class ServerFailed(RuntimeError):
@@ -131,6 +138,35 @@ def lifecycle(client: McpHttpClient, samples: Samples | None) -> None:
         samples.polls.append(len(gets))
 
 
+def legacy_lifecycle(client: LegacyHttpClient, samples: Samples | None) -> None:
+    """The 2025-11-25 lifecycle: create with params.task, poll until completed, tasks/result."""
+    gets: list[float] = []
+    start = time.perf_counter()
+    task_id = client.create_task("slow_compute", {"seconds": 0, "label": "lifecycle"})
+    create_done = time.perf_counter()
+    deadline = time.monotonic() + LIFECYCLE_DEADLINE_S
+    while True:
+        time.sleep(POLL_INTERVAL_S)
+        before = time.perf_counter()
+        task = client.get_task(task_id)
+        gets.append(time.perf_counter() - before)
+        status = task.get("status")
+        if status == "completed":
+            break
+        if status in ("failed", "cancelled") or time.monotonic() > deadline:
+            raise McpHttpError(f"task {task_id} is {status}, not completed: {task}")
+    result = client.request("tasks/result", {"taskId": task_id})
+    end = time.perf_counter()
+    content = result.get("content") or [{}]
+    if "Computed lifecycle" not in str(content[0].get("text", "")):
+        raise McpHttpError(f"task {task_id} completed with an unexpected result: {result}")
+    if samples is not None:
+        samples.total.append(end - start)
+        samples.create.append(create_done - start)
+        samples.get.extend(gets)
+        samples.polls.append(len(gets))
+
+
 def measure(url: str, label: str, runs: int) -> Samples:
     client = McpHttpClient(url)
     samples = Samples(label)
@@ -141,13 +177,30 @@ def measure(url: str, label: str, runs: int) -> Samples:
     return samples
 
 
-def ours(runs: int) -> Samples:
+def ours(runs: int) -> tuple[Samples, Samples]:
+    """Both eras' lifecycles on one embedded stack, interleaved run by run."""
     port = free_port()
     argv = [PYTHON, "-m", "mcp_tasks_aws.local.server", "--host", "127.0.0.1", "--port", str(port)]
-    env = deployed_environment(MCP_TASKS_TOOLS="conformance")
+    # The stack makes its own table, state machine and bucket from the template: the deployed
+    # function's resource names (which local settings would win over) must not reach it.
+    env = {
+        k: v
+        for k, v in deployed_environment(MCP_TASKS_TOOLS="conformance").items()
+        if k not in _DEPLOYED_RESOURCES
+    }
     url = f"http://127.0.0.1:{port}/mcp"
     with server_process(argv, env, url):
-        return measure(url, "mcp-tasks-aws (embedded, moto)", runs)
+        modern, legacy = McpHttpClient(url), LegacyHttpClient(url)
+        legacy.connect()
+        samples = Samples("mcp-tasks-aws (embedded, moto)")
+        legacy_samples = Samples("mcp-tasks-aws, 2025-11-25 session")
+        for _ in range(WARMUP_RUNS):
+            lifecycle(modern, None)
+            legacy_lifecycle(legacy, None)
+        for _ in range(runs):
+            lifecycle(modern, samples)
+            legacy_lifecycle(legacy, legacy_samples)
+        return samples, legacy_samples
 
 
 def fastmcp(runs: int) -> Samples:
@@ -183,7 +236,7 @@ def _row(s: Samples, width: int) -> str:
 def main(args: argparse.Namespace) -> int:
     runs = max(1, args.lifecycle_runs)
     try:
-        mine = ours(runs)
+        mine, mine_legacy = ours(runs)
     except (McpHttpError, ServerFailed) as exc:
         print(f"FAILED mcp-tasks-aws: {exc}")
         return 1
@@ -200,7 +253,7 @@ def main(args: argparse.Namespace) -> int:
         f"every {POLL_INTERVAL_S * 1000:.0f} ms until completed; {runs} runs after "
         f"{WARMUP_RUNS} warm-up"
     )
-    measured = [mine] + ([theirs] if theirs else [])
+    measured = [mine, mine_legacy] + ([theirs] if theirs else [])
     width = max(len(s.label) for s in measured) + 2
     print(
         f"{'server':<{width}}{'median ms':>10}{'p90 ms':>9}{'tools/call ms':>14}"
@@ -209,6 +262,11 @@ def main(args: argparse.Namespace) -> int:
     for s in measured:
         print(_row(s, width))
     print("(tools/call, tasks/get: median latency of one request; polls: mean per lifecycle)")
+    legacy_ratio = median_ms(mine_legacy.total) / median_ms(mine.total)
+    print(
+        f"ratio 2025-11-25/2026-07-28 (median lifecycle, same server): {legacy_ratio:.2f}  "
+        "(the 2025-11-25 one adds tasks/result and a session read per request)"
+    )
     if theirs is None:
         print(f"skipped: {skipped}")
     else:
