@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -127,3 +128,53 @@ def test_a_question_round_costs_a_put_a_write_per_answer_and_the_resume(session:
     assert "Hello, A!" in resumed["body"]
     # The session's state, the parked call, then the write that ends it.
     assert calls == ["dynamodb:GetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"]
+
+
+# -- seed 000's tasks: the extension's costs, plus the session read ------------------------------
+
+
+def wait_status(session: Session, task_id: str, status: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 10
+    while True:
+        response, _ = session.request("tasks/get", {"taskId": task_id})
+        task: dict[str, Any] = json.loads(response["body"])["result"]
+        if task["status"] == status:
+            return task
+        assert time.monotonic() < deadline, task
+        time.sleep(0.05)
+
+
+def test_task_operations_cost_what_the_extensions_do_plus_the_session_read(
+    session: Session,
+) -> None:
+    params = {"name": "slow_compute", "arguments": {"seconds": 0, "label": "c"}, "task": {}}
+    created, calls = session.request("tools/call", params)
+    assert calls == ["dynamodb:GetItem", "dynamodb:PutItem", "stepfunctions:StartExecution"]
+    task_id = json.loads(created["body"])["result"]["task"]["taskId"]
+    _, calls = session.request("tasks/get", {"taskId": task_id})
+    assert calls == ["dynamodb:GetItem", "dynamodb:GetItem"]
+    wait_status(session, task_id, "completed")
+    _, calls = session.request("tasks/result", {"taskId": task_id})
+    assert calls == ["dynamodb:GetItem", "dynamodb:GetItem"]
+    _, calls = session.request("tasks/list", {})
+    assert calls == ["dynamodb:GetItem", "dynamodb:Query"]
+
+
+def test_a_tasks_question_costs_a_read_to_send_and_an_update_to_answer(session: Session) -> None:
+    params = {"name": "confirm_delete", "arguments": {"filename": "a.txt"}, "task": {}}
+    created, _ = session.request("tools/call", params)
+    task_id = json.loads(created["body"])["result"]["task"]["taskId"]
+    wait_status(session, task_id, "input_required")
+    window, calls = session.request("tasks/result", {"taskId": task_id})
+    # The session, the task; the window ends as soon as it has sent the question.
+    assert calls == ["dynamodb:GetItem", "dynamodb:GetItem"]
+    question = json.loads(events(window)[1]["data"])
+    answer = {
+        "jsonrpc": "2.0",
+        "id": question["id"],
+        "result": {"action": "accept", "content": {"confirm": True}},
+    }
+    response, calls = session.send(answer)
+    assert response["statusCode"] == 202
+    assert calls == ["dynamodb:GetItem", "dynamodb:UpdateItem", "stepfunctions:SendTaskSuccess"]
+    wait_status(session, task_id, "completed")
