@@ -23,6 +23,10 @@ from legacy_support import (
     sse_events,
     task_transport,
 )
+from mcp_support import SECRET
+from mcp_tasks_aws.legacy.questions import StreamIds
+from mcp_tasks_aws.protocol.legacy import SessionCodec
+from mcp_tasks_aws.protocol.sealing import Sealer
 from mcp_tasks_aws.protocol.transport import HttpResponse, HttpTransport
 from tasks.domain import Domain, accept, tools
 
@@ -348,3 +352,23 @@ def test_a_prelude_asks_inline_then_the_call_becomes_a_task(
     assert legacy.result("tasks/result", {"taskId": task_id})["content"][0]["text"] == (
         "Hello, Ada!"
     )
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"t": "0" * 32, "q": 1, "d": [], "u": "working"},  # a task that does not exist
+        {"t": 7, "q": 1, "d": [], "u": "working"},
+        {"t": "0" * 32, "q": True, "d": [], "u": "working"},
+        {"t": "0" * 32, "q": 1, "d": "x", "u": "working"},
+    ],
+)
+def test_a_sealed_event_id_that_names_no_task_stream_is_not_found(
+    legacy: LegacyClient, payload: dict[str, Any]
+) -> None:
+    # Ids sealed with the deployment's secret, for this very session: only the content is wrong.
+    sealer = Sealer(SECRET, "legacy-sessions")
+    assert legacy.session_id is not None
+    session = SessionCodec(sealer).open(legacy.session_id, legacy.principal)
+    event_id = StreamIds(sealer).event_id(session, "task", payload)
+    assert legacy.resume(event_id).status == 404

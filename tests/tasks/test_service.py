@@ -11,7 +11,7 @@ from mcp_tasks_aws.tasks.exceptions import (
     TaskNotStarted,
 )
 from mcp_tasks_aws.tasks.model import new_task_id
-from tasks.domain import ALICE, BOB, CAPABILITIES, Domain, accept, tools
+from tasks.domain import ALICE, BOB, CAPABILITIES, ELICIT, Domain, accept, tools
 
 # -- create ------------------------------------------------------------------------------------
 
@@ -178,8 +178,9 @@ def test_updates_to_tasks_that_are_not_waiting_are_acknowledged_and_change_nothi
 def test_cancel_of_a_working_task_marks_it_then_stops_its_execution() -> None:
     domain = Domain()
     task_id = domain.create("echo", {"text": "hi"})
-    domain.service.cancel(ALICE, task_id)
-    assert domain.record(task_id).status == "cancelled"
+    record, changed = domain.service.cancel(ALICE, task_id)
+    assert (changed, record) == (True, domain.record(task_id))
+    assert record.status == "cancelled"
     assert domain.runner.named("stop") == [task_id]
 
 
@@ -208,9 +209,51 @@ def test_cancel_of_an_ended_task_leaves_it_as_it_is(tool: str) -> None:
     task_id = domain.create(tool, {"text": "hi"} if tool == "echo" else {})
     domain.run_leg(task_id)
     before = domain.record(task_id)
-    domain.service.cancel(ALICE, task_id)
+    # The cancel move is refused: the caller learns it changed nothing, and what the task is
+    assert domain.service.cancel(ALICE, task_id) == (before, False)
     assert domain.record(task_id) == before
     assert domain.runner.named("stop") == []
+
+
+def test_create_keeps_the_retention_asked_within_the_cap() -> None:
+    domain = Domain()
+    spec = tools.tools["echo"]
+    asked = domain.service.create(ALICE, spec, {"text": "a"}, CAPABILITIES, ttl_ms=90_000)
+    capped = domain.service.create(ALICE, spec, {"text": "b"}, CAPABILITIES, ttl_ms=10**13)
+    assert (asked.ttl_ms, capped.ttl_ms) == (90_000, domain.service.max_ttl_ms)
+
+
+# -- refuse ------------------------------------------------------------------------------------
+
+
+def test_refuse_fails_a_waiting_task_with_the_error_and_interrupts_its_wait() -> None:
+    domain = Domain()
+    task_id = waiting_task(domain)
+    error = {"code": -32603, "message": "The client answered elicitation/create with an error"}
+    assert domain.service.refuse(ALICE, task_id, "confirm", ELICIT, error) is True
+    record = domain.record(task_id)
+    assert (record.status, record.error) == ("failed", error)
+    assert domain.runner.named("interrupt") == ["tok-1"]
+    # A second refusal, or one of a key no longer outstanding, changes nothing
+    assert domain.service.refuse(ALICE, task_id, "confirm", ELICIT, error) is False
+    assert domain.runner.named("interrupt") == ["tok-1"]
+
+
+def test_refuse_after_the_answer_changes_nothing() -> None:
+    domain = Domain()
+    task_id = waiting_task(domain)
+    domain.service.update(ALICE, task_id, {"confirm": accept(ok=True)})
+    error = {"code": -32603, "message": "late"}
+    assert domain.service.refuse(ALICE, task_id, "confirm", ELICIT, error) is False
+    assert domain.record(task_id).status == "input_required"  # shown working: resuming
+
+
+def test_refuse_of_someone_elses_task_is_not_found() -> None:
+    domain = Domain()
+    task_id = waiting_task(domain)
+    with pytest.raises(TaskNotFound):
+        domain.service.refuse(BOB, task_id, "confirm", ELICIT, {"code": -1, "message": "x"})
+    assert domain.record(task_id).status == "input_required"
 
 
 def test_cancel_of_someone_elses_task_is_not_found() -> None:

@@ -156,6 +156,18 @@ def test_a_result_goes_to_the_result_store_when_the_item_has_no_room_left() -> N
     }
 
 
+@pytest.mark.parametrize("room", [10_000, 10])
+def test_a_tool_error_is_known_without_its_result_inline_or_offloaded(room: int) -> None:
+    domain = Domain()
+    domain.legs.result_room = lambda record: room
+    task_id = domain.create("crashing")
+    domain.run_leg(task_id)
+    record = domain.record(task_id)
+    assert (record.status, record.tool_error) == ("completed", True)
+    assert (record.result_ref is not None) is (room == 10)
+    assert record.summary().tool_error is True
+
+
 def test_a_result_the_store_refuses_as_too_large_is_offloaded_after_all() -> None:
     domain = Domain()
     task_id = domain.create("echo", {"text": "fits, says the estimate"})
