@@ -44,7 +44,6 @@ POLL_INTERVAL_S = 0.01
 LIFECYCLE_DEADLINE_S = 30.0
 STARTUP_DEADLINE_S = 90.0
 STOP_TIMEOUT_S = 10.0
-_DEPLOYED_RESOURCES = ("MCP_TASKS_TABLE", "MCP_TASKS_STATE_MACHINE_ARN", "MCP_TASKS_RESULT_BUCKET")
 
 
 class ServerFailed(RuntimeError):
@@ -181,13 +180,10 @@ def ours(runs: int) -> tuple[Samples, Samples]:
     """Both eras' lifecycles on one embedded stack, interleaved run by run."""
     port = free_port()
     argv = [PYTHON, "-m", "mcp_tasks_aws.local.server", "--host", "127.0.0.1", "--port", str(port)]
-    # The stack makes its own table, state machine and bucket from the template: the deployed
-    # function's resource names (which local settings would win over) must not reach it.
-    env = {
-        k: v
-        for k, v in deployed_environment(MCP_TASKS_TOOLS="conformance").items()
-        if k not in _DEPLOYED_RESOURCES
-    }
+    # The stack makes its own table, state machine, bucket and state secret: the deployed
+    # function's names and secret ARN (which would win over them) must not reach it.
+    env = {k: v for k, v in deployed_environment().items() if not k.startswith("MCP_TASKS_")}
+    env["MCP_TASKS_TOOLS"] = "conformance"
     url = f"http://127.0.0.1:{port}/mcp"
     with server_process(argv, env, url):
         modern, legacy = McpHttpClient(url), LegacyHttpClient(url)
