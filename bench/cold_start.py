@@ -13,7 +13,10 @@ Each case is a new `python -c` process timed from spawn to exit; the cases run i
 - api-legacy: import, then a 2025-11-25 `initialize` (checked): what a legacy client's first
               request costs, the legacy side being built on first use (its next requests
               read the session's state, so they also create the DynamoDB client, as
-              `api-task` does).
+              `api-task` does). The session is sealed with the state secret, which a
+              deployed function reads from Secrets Manager on first use; there is no
+              network here, so the secret's value stands in for its ARN (that read, a
+              client and one call, is not measured).
 - api-oauth:  `api` in AuthMode OAUTH, both requests carrying a bearer token: the first
               authenticated request of an environment. It imports the crypto, fetches the
               issuer's keys (from a JWKS this process serves on 127.0.0.1) and checks the
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import secrets
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -163,6 +167,12 @@ def _events(token: str | None = None) -> list[dict[str, object]]:
     return events
 
 
+def _with_secret_value(env: dict[str, str]) -> dict[str, str]:
+    """`env` with the state secret's value instead of its ARN (no Secrets Manager here)."""
+    kept = {k: v for k, v in env.items() if k != "MCP_TASKS_STATE_SECRET_ARN"}
+    return {**kept, "MCP_TASKS_STATE_SECRET": secrets.token_hex(32)}
+
+
 def cases(oauth: OAuthIssuer | None = None) -> list[Case]:
     job = json.dumps({"context": lambda_context_fields(), "events": _events()})
     initialize = json.dumps({"context": lambda_context_fields(), "events": [legacy_initialize()]})
@@ -176,7 +186,11 @@ def cases(oauth: OAuthIssuer | None = None) -> list[Case]:
         Case("floor", [PYTHON, "-c", _FLOOR]),
         Case("sdk", [PYTHON, "-c", "import mcp.server"]),
         Case("python", [PYTHON, "-c", "pass"]),
-        Case("api-legacy", [PYTHON, "-c", _IMPORT_API + _INITIALIZE, str(API_HANDLER), initialize]),
+        Case(
+            "api-legacy",
+            [PYTHON, "-c", _IMPORT_API + _INITIALIZE, str(API_HANDLER), initialize],
+            _with_secret_value(deployed_environment()),
+        ),
         Case("crypto", [PYTHON, "-c", _CRYPTO]),
         Case("pyjwt", [PYTHON, "-c", "import jwt"]),
     ]
