@@ -95,6 +95,9 @@ def test_a_record_reads_back_exactly(store: TaskStore) -> None:
     store.put_new(record)
     assert store.get(record.task_id) == record
     assert type(record.arguments["seconds"]) is float
+    direct = make_record(held_by="direct", poll_interval_max_ms=10_000)
+    store.put_new(direct)
+    assert store.get(direct.task_id) == direct
 
 
 def test_get_many_returns_the_existing_ones(store: TaskStore) -> None:
@@ -240,19 +243,96 @@ def test_each_move_writes_what_the_table_says(store: TaskStore) -> None:
         "offloaded": t.complete(0, now, result_ref="results/x.json"),
         "fail": t.fail(0, {"code": -32603, "message": "broken"}, now),
         "lose": t.lose({"code": -32603, "message": "lost"}, now),
+        "lose_direct": t.lose_direct({"code": -32603, "message": "lost"}, now),
         "cancel": t.cancel(ALICE, now),
         "tool error": t.complete(0, now, result={"content": [], "isError": True}),
         "offloaded tool error": t.complete(0, now, result_ref="results/y.json", tool_error=True),
+        "claim": t.claim(now),
+        "park_direct": t.park(0, {"b": elicit_request()}, None, {"step:b": 2}, now),
     }
     for name, (guard, changes) in cases.items():
         record = make_record(
-            **{k: getattr(base, k) for k in ("answers", "asked_keys", "status_message")}
+            **{k: getattr(base, k) for k in ("answers", "asked_keys", "status_message")},
+            held_by="direct",
         )
         store.put_new(record)
         written = store.apply(record.task_id, guard, changes)
         assert_changed(written, name)
         assert written.record == t.applied(record, changes), name
         assert store.get(record.task_id) == written.record, name
+
+
+def test_attach_writes_what_the_table_says(store: TaskStore) -> None:
+    record = parked_directly(store, "a", "b")
+    guard, changes = t.attach(record.leg, ["a", "b"], "tok-x", now_ms())
+    attached = store.apply(record.task_id, guard, changes)
+    assert_changed(attached)
+    assert attached.record == t.applied(record, changes)
+    assert (attached.record.task_token, attached.record.held_by) == ("tok-x", "execution")
+
+
+# -- the direct path ---------------------------------------------------------------------------
+
+
+def parked_directly(store: TaskStore, *keys: str) -> TaskRecord:
+    """A task whose direct leg claimed it and asked `keys` (no execution holds it yet)."""
+    record = make_record(held_by="direct")
+    store.put_new(record)
+    claimed = store.apply(record.task_id, *t.claim(now_ms()))
+    assert_changed(claimed)
+    requests = {k: elicit_request(k) for k in keys}
+    parked_ = store.apply(record.task_id, *t.park(1, requests, None, {}, now_ms()))
+    assert_changed(parked_)
+    assert (parked_.record.task_token, parked_.record.held_by) == (None, "direct")
+    return parked_.record
+
+
+def test_a_direct_leg_claims_its_task_once(store: TaskStore) -> None:
+    # Given a task held by its direct leg
+    record = make_record(held_by="direct")
+    store.put_new(record)
+    # When its (duplicated) invoke claims it twice, Then only the first claim holds
+    first = store.apply(record.task_id, *t.claim(now_ms()))
+    assert_changed(first)
+    assert first.record.leg == 1
+    assert_refused(store.apply(record.task_id, *t.claim(now_ms())))
+    # And a task an execution runs, or one cancelled first, cannot be claimed at all
+    machine = make_record()
+    store.put_new(machine)
+    assert_refused(store.apply(machine.task_id, *t.claim(now_ms())))
+    cancelled = make_record(held_by="direct")
+    store.put_new(cancelled)
+    store.apply(cancelled.task_id, *t.cancel(ALICE, now_ms()))
+    assert_refused(store.apply(cancelled.task_id, *t.claim(now_ms())))
+
+
+def test_attach_is_refused_once_a_key_it_read_was_answered(store: TaskStore) -> None:
+    # Given a task the direct leg parked on "a" and "b", with "a" answered meanwhile
+    record = parked_directly(store, "a", "b")
+    store.apply(record.task_id, *answer(ALICE, a=accept()))
+    # When the execution attaches what it read, Then it is refused and writes nothing
+    refused = store.apply(record.task_id, *t.attach(record.leg, ["a", "b"], "tok", now_ms()))
+    assert_refused(refused)
+    assert refused.record.task_token is None
+    # And attaching what is still outstanding holds
+    assert_changed(store.apply(record.task_id, *t.attach(record.leg, ["b"], "tok", now_ms())))
+
+
+def test_a_failed_direct_invoke_ends_only_a_task_no_execution_holds(store: TaskStore) -> None:
+    error = {"code": -32603, "message": "lost"}
+    # A task still held by its direct leg (parked, its execution not attached yet) fails
+    record = parked_directly(store, "a")
+    failed = store.apply(record.task_id, *t.lose_direct(error, now_ms()))
+    assert_changed(failed)
+    assert (failed.record.status, failed.record.error) == ("failed", error)
+    # One the execution holds is left to that execution
+    attached = parked_directly(store, "a")
+    store.apply(attached.task_id, *t.attach(attached.leg, ["a"], "tok", now_ms()))
+    assert_refused(store.apply(attached.task_id, *t.lose_direct(error, now_ms())))
+    # As is every task created for an execution
+    machine = make_record()
+    store.put_new(machine)
+    assert_refused(store.apply(machine.task_id, *t.lose_direct(error, now_ms())))
 
 
 # -- listing one owner's tasks -----------------------------------------------------------------
@@ -359,6 +439,33 @@ def test_two_moves_in_either_order_agree_with_the_table(
         "lose": t.lose({"code": -32603, "message": "lost"}, now_ms()),
         "report": t.report(1, "busy", now_ms()),
         "refuse": refuse(ALICE, "a"),
+    }
+    expected = record
+    for name in (first, second):
+        guard, changes = moves[name]
+        outcome = store.apply(record.task_id, guard, changes)
+        assert outcome is not None
+        allowed = t.allows(guard, expected)
+        assert outcome.changed is allowed, (first, second, name)
+        if allowed:
+            expected = t.applied(expected, changes)
+        assert outcome.record == expected
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    list(itertools.permutations(["answer", "attach", "cancel", "complete", "lose_direct"], 2)),
+)
+def test_two_moves_on_a_directly_parked_task_agree_with_the_table(
+    store: TaskStore, first: str, second: str
+) -> None:
+    record = parked_directly(store, "a")
+    moves = {
+        "answer": answer(ALICE, a=accept()),
+        "attach": t.attach(record.leg, ["a"], "tok", now_ms()),
+        "cancel": t.cancel(ALICE, now_ms()),
+        "complete": t.complete(record.leg, now_ms(), result={"x": 1}),
+        "lose_direct": t.lose_direct({"code": -32603, "message": "lost"}, now_ms()),
     }
     expected = record
     for name in (first, second):

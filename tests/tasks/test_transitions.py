@@ -27,16 +27,19 @@ def waiting(*keys: str, **overrides: Any) -> TaskRecord:
     return make_record(**{**values, **overrides})
 
 
-def every_move() -> dict[str, tuple[t.Guard, t.Changes]]:
+def every_move(leg: int = 1) -> dict[str, tuple[t.Guard, t.Changes]]:
     return {
         "answer": t.answer(ALICE, {"a": (accept(ok=True), frozenset({ELICIT}))}, NOW),
         "refuse": t.refuse(ALICE, "a", ELICIT, REFUSED, NOW),
         "cancel": t.cancel(ALICE, NOW),
-        "report": t.report(1, "busy", NOW),
-        "park": t.park(1, {"b": elicit_request()}, "tok-2", {}, NOW),
-        "complete": t.complete(1, NOW, result={"content": []}),
-        "fail": t.fail(1, {"code": -32603, "message": "x"}, NOW),
+        "claim": t.claim(NOW),
+        "report": t.report(leg, "busy", NOW),
+        "park": t.park(leg, {"b": elicit_request()}, "tok-2", {}, NOW),
+        "attach": t.attach(leg, ["a"], "tok-3", NOW),
+        "complete": t.complete(leg, NOW, result={"content": []}),
+        "fail": t.fail(leg, {"code": -32603, "message": "x"}, NOW),
         "lose": t.lose({"code": -32603, "message": "lost"}, NOW),
+        "lose_direct": t.lose_direct({"code": -32603, "message": "lost"}, NOW),
     }
 
 
@@ -51,6 +54,15 @@ def test_every_move_is_in_the_table_and_every_builder_names_its_move() -> None:
         assert guard.statuses == t.MOVES[name].sources
 
 
+def test_each_move_is_fenced_by_what_the_table_says() -> None:
+    for name, (guard, _) in every_move().items():
+        fences = set(t.MOVES[name].fenced_by)
+        assert (guard.owner is not None) is ("owner" in fences), name
+        assert (guard.leg is not None) is ("leg" in fences), name
+        assert bool(guard.outstanding) is ("keys" in fences), name
+        assert (guard.held_by == "direct") is ("direct" in fences), name
+
+
 def test_no_move_leaves_a_terminal_status() -> None:
     for name, move in t.MOVES.items():
         assert not (move.sources & TERMINAL_STATUSES), name
@@ -59,9 +71,10 @@ def test_no_move_leaves_a_terminal_status() -> None:
 @pytest.mark.parametrize("status", STATUSES)
 @pytest.mark.parametrize("move", sorted(t.MOVES))
 def test_a_move_is_allowed_exactly_from_its_source_statuses(status: str, move: str) -> None:
-    # Given a record in `status`, owned by alice, on leg 1, with key "a" outstanding
-    record = waiting("a", status=status)
-    guard, _ = every_move()[move]
+    # Given a record in `status`, owned by alice, on its first leg, held by its direct leg,
+    # with key "a" outstanding (every guard part but the statuses holds)
+    record = waiting("a", status=status, leg=t.FIRST_LEG, held_by="direct")
+    guard, _ = every_move(t.FIRST_LEG)[move]
     # Then the move's guard holds exactly when the table lists that status as a source
     assert t.allows(guard, record) is (status in t.MOVES[move].sources)
 
@@ -101,6 +114,18 @@ def test_a_move_ends_in_its_target_status(move: str, target: str) -> None:
         (waiting("a"), t.refuse(ALICE, "b", ELICIT, REFUSED, NOW)[0], False),
         (waiting("a"), t.refuse(ALICE, "a", "roots/list", REFUSED, NOW)[0], False),
         (waiting("a", ttl_ms=500), t.refuse(ALICE, "a", ELICIT, REFUSED, NOW)[0], False),
+        # the direct leg starts once, and only while it holds the task
+        (make_record(held_by="direct"), t.claim(NOW)[0], True),
+        (make_record(held_by="direct", leg=1), t.claim(NOW)[0], False),  # claimed already
+        (make_record(), t.claim(NOW)[0], False),  # an execution runs this task
+        # an execution attaches while the requests it read are outstanding
+        (waiting("a", "b"), t.attach(1, ["a", "b"], "tok", NOW)[0], True),
+        (waiting("b"), t.attach(1, ["a", "b"], "tok", NOW)[0], False),  # "a" was answered
+        (waiting("a"), t.attach(2, ["a"], "tok", NOW)[0], False),
+        # a failed direct invoke ends only a task no execution holds
+        (make_record(held_by="direct"), t.lose_direct({}, NOW)[0], True),
+        (waiting("a", held_by="direct"), t.lose_direct({}, NOW)[0], True),
+        (waiting("a"), t.lose_direct({}, NOW)[0], False),
     ],
 )
 def test_guard_parts(record: TaskRecord, guard: t.Guard, allowed: bool) -> None:
@@ -146,7 +171,24 @@ def test_park_moves_the_leg_on_and_drops_answers_given_before_a_key_was_asked() 
     assert after.asked_keys == frozenset({"step:x", "step:y", "b"})
 
 
-@pytest.mark.parametrize("move", ["complete", "fail", "lose"])
+def test_a_direct_leg_claims_then_parks_without_a_token_and_the_execution_attaches() -> None:
+    created = make_record(held_by="direct")
+    claimed = t.applied(created, t.claim(NOW)[1])
+    assert (claimed.leg, claimed.status, claimed.held_by) == (1, "working", "direct")
+    parked = t.applied(claimed, t.park(1, {"a": elicit_request()}, None, {}, NOW)[1])
+    assert (parked.status, parked.leg, parked.task_token) == ("input_required", 2, None)
+    assert not parked.waiting_on_token  # nothing to interrupt: no execution holds it yet
+    attached = t.applied(parked, t.attach(2, ["a"], "tok", NOW)[1])
+    assert (attached.task_token, attached.held_by, attached.leg) == ("tok", "execution", 2)
+    assert attached.waiting_on_token
+
+
+def test_attach_needs_the_keys_it_read() -> None:
+    with pytest.raises(ValueError):
+        t.attach(1, [], "tok", NOW)
+
+
+@pytest.mark.parametrize("move", ["complete", "fail", "lose", "lose_direct"])
 def test_an_ending_clears_what_only_a_waiting_task_needs(move: str) -> None:
     _, changes = every_move()[move]
     after = t.applied(waiting("a"), changes)
@@ -172,7 +214,7 @@ def test_cancel_keeps_what_releasing_the_execution_needs() -> None:
 
 def test_fail_and_lose_record_the_error_and_say_it() -> None:
     error = {"code": -32603, "message": "The task's execution ended without a result (failed)"}
-    for guard_and_changes in (t.fail(1, error, NOW), t.lose(error, NOW)):
+    for guard_and_changes in (t.fail(1, error, NOW), t.lose(error, NOW), t.lose_direct(error, NOW)):
         after = t.applied(waiting("a"), guard_and_changes[1])
         assert (after.status, after.error, after.status_message) == (
             "failed",

@@ -17,6 +17,8 @@ request params) are stored as strings so no number ever turns into a Decimal. It
 | inputRequests | M of M | outstanding requests: `{method: S, params: S}` per key |
 | askedKeys | SS | every key the task asked (answers to other keys are never used) |
 | taskToken | S | Step Functions token of the execution waiting for input |
+| heldBy | S | `direct` (the direct leg runs the task) or `execution` (absent: execution) |
+| pollIntervalMaxMs | N | the longest suggested poll interval as the task ages (absent: fixed) |
 | result / resultRef / error | S | outcome (resultRef points into the result bucket) |
 | toolError | BOOL | present (true) when the result is a tool error (`OwnerIndex` shows it) |
 """
@@ -67,6 +69,7 @@ _ATTRIBUTE: Final = {
     "answers": "answers",
     "input_requests": "inputRequests",
     "tool_error": "toolError",
+    "held_by": "heldBy",
 }
 _JSON_FIELDS: Final = frozenset({"result", "error"})
 
@@ -112,8 +115,12 @@ def encode(record: TaskRecord) -> dict[str, Any]:
     if record.ttl_ms is not None:
         item["ttlMs"] = _n(record.ttl_ms)
         item["expiresAt"] = _n(record.expires_at or 0)
+    if record.poll_interval_max_ms is not None:
+        item["pollIntervalMaxMs"] = _n(record.poll_interval_max_ms)
     if record.asked_keys:
         item["askedKeys"] = {"SS": sorted(record.asked_keys)}
+    if record.held_by != "execution":  # absent reads as execution (items from before)
+        item["heldBy"] = _s(record.held_by)
     optional = {
         "statusMessage": record.status_message,
         "taskToken": record.task_token,
@@ -185,6 +192,8 @@ def decode(item: dict[str, Any]) -> TaskRecord:
         result_ref=_text(item, "resultRef"),
         error=json_text("error"),
         tool_error=_flag(item, "toolError"),
+        held_by="direct" if _text(item, "heldBy") == "direct" else "execution",
+        poll_interval_max_ms=_number(item, "pollIntervalMaxMs"),
     )
 
 
@@ -241,6 +250,11 @@ def condition(guard: Guard, expr: _Expression) -> str:
     if guard.leg is not None:
         # Leg fencing: a duplicate or stale leg (an older number) can record nothing.
         parts.append(f"{expr.name('leg')} = {expr.value(_n(guard.leg))}")
+    if guard.held_by == "direct":
+        # Only the direct leg holds the task: no execution attached (absent means execution).
+        parts.append(f"{expr.name('heldBy')} = {expr.value(_s('direct'))}")
+    elif guard.held_by is not None:
+        raise ValueError(f"no condition for held_by={guard.held_by!r}")
     if guard.alive_at_s is not None:
         # Native TTL deletes late: an expired item still exists but must not change.
         expires = expr.name("expiresAt")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
 from mcp_tasks_aws.protocol.names import TERMINAL_STATUSES, TaskStatus
-from mcp_tasks_aws.tasks.transitions import shown_status
+from mcp_tasks_aws.tasks.transitions import HeldBy, shown_status
 
 # Step Functions keeps a Standard execution at most a year; an unlimited task waits that long.
 MAX_WAIT_SECONDS: Final = 360 * 24 * 3600
@@ -73,6 +73,10 @@ class TaskRecord:
     error: dict[str, Any] | None = None
     tool_error: bool = False
     """The result is a tool error (`isError: true`), known without reading the result."""
+    held_by: HeldBy = "execution"
+    """Who runs the task now: its direct leg, or a Step Functions execution (`transitions`)."""
+    poll_interval_max_ms: int | None = None
+    """The longest `pollIntervalMs` suggested as the task ages (None: always `poll_interval_ms`)."""
 
     @property
     def expires_at(self) -> int | None:
@@ -81,6 +85,12 @@ class TaskRecord:
 
     def is_expired(self, now_ms: int) -> bool:
         return has_expired(self.expires_at, now_ms)
+
+    def poll_interval_at(self, now_ms: int) -> int:
+        """The `pollIntervalMs` to suggest at `now_ms` (see :func:`suggested_poll_interval`)."""
+        return suggested_poll_interval(
+            now_ms - self.created_at, self.poll_interval_ms, self.poll_interval_max_ms
+        )
 
     def wait_seconds(self, now_ms: int) -> int:
         """How long the execution may wait from now: the remaining TTL, at least a second."""
@@ -160,6 +170,23 @@ class TaskSummary(NamedTuple):
 
     def is_expired(self, now_ms: int) -> bool:
         return has_expired(self.expires_at, now_ms)
+
+
+POLL_AGE_DIVISOR: Final = 10
+"""A task is polled about every tenth of its age: the wait after it ends is then ~5% of it."""
+
+
+def suggested_poll_interval(age_ms: int, floor_ms: int, ceiling_ms: int | None) -> int:
+    """How long a client should wait between `tasks/get` polls of a task `age_ms` old.
+
+    The interval grows with the task's age, from `floor_ms` (a new task, which may end any
+    moment) to `ceiling_ms` (a task running for minutes): a tenth of the age within those
+    bounds. With a floor of 500 ms and a ceiling of 10 s, a task is polled twice a second for
+    its first 5 s and every 10 s after 100 s; a 5-minute task about 60 times instead of 300.
+    """
+    if ceiling_ms is None or ceiling_ms <= floor_ms:
+        return floor_ms
+    return max(floor_ms, min(ceiling_ms, max(0, age_ms) // POLL_AGE_DIVISOR))
 
 
 def encode_json(value: Any) -> str:

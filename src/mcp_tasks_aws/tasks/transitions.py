@@ -6,32 +6,55 @@ it holds, writes the move's :class:`Changes`. DynamoDB does that with a conditio
 (`aws.dynamodb`), the in-memory twin with a lock (`tasks.memory`); both must agree with the pure
 functions :func:`allows` and :func:`applied` at the bottom of this module.
 
-    move      from          to               fenced by    writes
-    --------  ------------  ---------------  -----------  -----------------------------------
-    answer    waiting       (unchanged)      owner, keys  answers; answered keys leave
-                                                          inputRequests
-    refuse    waiting       failed           owner, key   error (the client answered a question
-                                                          with an error, 2025-11-25)
-    cancel    active        cancelled        owner        statusMessage
-    report    active        working          leg          statusMessage
-    park      active        input_required   leg          inputRequests, taskToken, leg + 1,
-                                                          askedKeys, step results
-    complete  active        completed        leg          result (or its S3 ref), whether it is
-                                                          a tool error; the last progress
-                                                          message is cleared
-    fail      active        failed           leg          error
-    lose      active        failed           (none)       error (the reconciler)
+    move         from            to               fenced by          writes
+    -----------  --------------  ---------------  -----------------  ---------------------------
+    answer       waiting         (unchanged)      owner, keys        answers; answered keys leave
+                                                                     inputRequests
+    refuse       waiting         failed           owner, key         error (the client answered a
+                                                                     question with an error,
+                                                                     2025-11-25)
+    cancel       active          cancelled        owner              statusMessage
+    claim        working         (unchanged)      leg 0, direct      leg + 1
+    report       active          working          leg                statusMessage
+    park         active          input_required   leg                inputRequests, taskToken
+                                                                     (none from a direct leg),
+                                                                     leg + 1, askedKeys, step
+                                                                     results
+    attach       waiting         (unchanged)      leg, keys          taskToken, heldBy execution
+    complete     active          completed        leg                result (or its S3 ref),
+                                                                     whether it is a tool error;
+                                                                     the last progress message
+                                                                     is cleared
+    fail         active          failed           leg                error
+    lose         active          failed           (none)             error (the reconciler: an
+                                                                     execution ended)
+    lose_direct  active          failed           direct             error (the reconciler: a
+                                                                     direct leg's invoke failed)
 
     active = working or input_required; waiting = input_required.
+    direct = the task is held by its direct leg (`heldBy` direct), no execution holds it yet.
+
+Two ways to run a leg. A task is created `heldBy` direct (its first leg runs in an asynchronous
+Lambda invoke, no state machine) or `heldBy` execution (a Step Functions execution runs every
+leg). The direct leg `claim`s the task first (once: a duplicated event finds leg 0 gone), runs
+the tool and ends it (`complete`, `fail`: no execution at all) or `park`s it without a token and
+starts the execution; that execution's first leg `attach`es its token and holds the task from
+then on. The reconciler settles what no one will end: `lose` after an execution ended, and
+`lose_direct` after a direct invoke failed (a crash, a timeout, an event too old), which holds
+only while no execution holds the task.
 
 Consequences worth knowing by heart:
 - **Terminal is final.** No move starts from completed, failed or cancelled, so whichever of
   cancel, complete, fail or lose lands first wins and every later one is refused.
 - **Cancel is the durable marker.** `cancelled` is terminal: a leg still running loses its next
   write (report, park, complete) and learns it was cancelled.
-- **Legs are fenced.** A leg may write only while the record's `leg` is the one it read; `park`
-  moves the leg on, so a duplicate or stale leg (a retried invoke, a timed-out one still
-  running) can record nothing.
+- **Legs are fenced.** A leg may write only while the record's `leg` is the one it read; `claim`
+  and `park` move the leg on, so a duplicate or stale leg (a retried or duplicated invoke, a
+  timed-out one still running) can record nothing.
+- **One holder at a time.** Until an execution `attach`es, the direct leg holds the task, and a
+  failed direct invoke fails it (`lose_direct`); once attached, only the execution's end can
+  (`lose`). `attach` needs the requests it read still outstanding: if the last answer came
+  first, no token was there for `tasks/update` to resume, so the leg runs at once instead.
 - **First answer wins.** `answer` needs every key it answers to be outstanding; an answered key
   leaves `inputRequests`, so a second or late answer for it is refused, and an answer to a key
   that was never asked is never stored. `refuse` (a 2025-11-25 client answering a question with
@@ -45,7 +68,7 @@ Consequences worth knowing by heart:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
@@ -60,26 +83,37 @@ if TYPE_CHECKING:
 ACTIVE: Final = ACTIVE_STATUSES
 WAITING: Final = frozenset({"input_required"})
 
-Fence = Literal["owner", "leg"] | None
+WORKING: Final = frozenset({"working"})
+
+Fence = Literal["owner", "leg", "keys", "direct"]
+HeldBy = Literal["direct", "execution"]
+FIRST_LEG: Final = 0
 
 
 class Move(NamedTuple):
-    """One allowed move: the statuses it may start from, the status it ends in, who may make it."""
+    """One allowed move: the statuses it may start from, the status it ends in, who may make it.
+
+    `fenced_by` names the guard parts beyond the statuses: the task's `owner`, the `leg` that
+    may write, `keys` still outstanding, or `direct` (no execution holds the task yet).
+    """
 
     sources: frozenset[str]
     target: TaskStatus | None
-    fenced_by: Fence
+    fenced_by: tuple[Fence, ...]
 
 
 MOVES: Final[Mapping[str, Move]] = {
-    "answer": Move(WAITING, None, "owner"),
-    "refuse": Move(WAITING, "failed", "owner"),
-    "cancel": Move(ACTIVE, "cancelled", "owner"),
-    "report": Move(ACTIVE, "working", "leg"),
-    "park": Move(ACTIVE, "input_required", "leg"),
-    "complete": Move(ACTIVE, "completed", "leg"),
-    "fail": Move(ACTIVE, "failed", "leg"),
-    "lose": Move(ACTIVE, "failed", None),
+    "answer": Move(WAITING, None, ("owner", "keys")),
+    "refuse": Move(WAITING, "failed", ("owner", "keys")),
+    "cancel": Move(ACTIVE, "cancelled", ("owner",)),
+    "claim": Move(WORKING, None, ("leg", "direct")),
+    "report": Move(ACTIVE, "working", ("leg",)),
+    "park": Move(ACTIVE, "input_required", ("leg",)),
+    "attach": Move(WAITING, None, ("leg", "keys")),
+    "complete": Move(ACTIVE, "completed", ("leg",)),
+    "fail": Move(ACTIVE, "failed", ("leg",)),
+    "lose": Move(ACTIVE, "failed", ()),
+    "lose_direct": Move(ACTIVE, "failed", ("direct",)),
 }
 
 
@@ -107,6 +141,7 @@ class Guard(NamedTuple):
     alive_at_s: int | None = None
     """The task has not expired at this epoch second (unlimited tasks never expire)."""
     outstanding: tuple[Outstanding, ...] = ()
+    held_by: HeldBy | None = None
 
 
 # -- changes -----------------------------------------------------------------------------------
@@ -116,7 +151,14 @@ class Guard(NamedTuple):
 # them to attribute names.
 
 Field = Literal[
-    "status", "status_message", "task_token", "result", "result_ref", "error", "tool_error"
+    "status",
+    "status_message",
+    "task_token",
+    "result",
+    "result_ref",
+    "error",
+    "tool_error",
+    "held_by",
 ]
 MapField = Literal["answers", "input_requests"]
 
@@ -230,6 +272,12 @@ def cancel(owner: str, now_ms: int) -> tuple[Guard, Changes]:
     )
 
 
+def claim(now_ms: int) -> tuple[Guard, Changes]:
+    """The direct leg starts: once, while nothing else holds the task (its leg moves on)."""
+    guard = _guard("claim", leg=FIRST_LEG, held_by="direct")
+    return guard, Changes("claim", now_ms, (NextLeg(),))
+
+
 def report(leg: int, message: str, now_ms: int) -> tuple[Guard, Changes]:
     """A running leg's status message."""
     ops = (*_to("report"), Put("status_message", message))
@@ -239,25 +287,40 @@ def report(leg: int, message: str, now_ms: int) -> tuple[Guard, Changes]:
 def park(
     leg: int,
     requests: Mapping[str, dict[str, Any]],
-    task_token: str,
+    task_token: str | None,
     steps: Mapping[str, Any],
     now_ms: int,
 ) -> tuple[Guard, Changes]:
     """The leg needs input: store the requests and the token that resumes the execution.
 
+    A direct leg has no token (no execution runs it): the execution it starts `attach`es one.
     A key asked now is asked for the first time, so an answer sent before it was asked is
     dropped; the results of steps (`ctx.step`) first run in this leg are kept for the replay.
     """
     ops: list[Op] = [
         *_to("park"),
         Put("input_requests", dict(requests)),
-        Put("task_token", task_token),
+        *((Put("task_token", task_token),) if task_token is not None else ()),
         NextLeg(),
         AddAsked(frozenset({*requests, *steps})),
     ]
     ops += [DropEntry("answers", key) for key in requests]
     ops += [PutEntry("answers", key, value) for key, value in steps.items()]
     return _guard("park", leg=leg), Changes("park", now_ms, tuple(ops))
+
+
+def attach(leg: int, keys: Iterable[str], task_token: str, now_ms: int) -> tuple[Guard, Changes]:
+    """An execution takes over a waiting task: its token is what `tasks/update` resumes.
+
+    `keys` are the requests the leg read as outstanding; if any was answered since, the move
+    is refused (the last answer may have found no token to resume, so the leg must run now).
+    """
+    outstanding = tuple(Outstanding(key) for key in keys)
+    if not outstanding:
+        raise ValueError("attach needs the outstanding keys it read (a task with none runs)")
+    guard = _guard("attach", leg=leg, outstanding=outstanding)
+    ops = (Put("task_token", task_token), Put("held_by", "execution"))
+    return guard, Changes("attach", now_ms, ops)
 
 
 def _ending(move: str, now_ms: int, ops: tuple[Op, ...]) -> Changes:
@@ -300,6 +363,13 @@ def lose(error: dict[str, Any], now_ms: int) -> tuple[Guard, Changes]:
     return _guard("lose"), _ending("lose", now_ms, ops)
 
 
+def lose_direct(error: dict[str, Any], now_ms: int) -> tuple[Guard, Changes]:
+    """A direct leg's invoke failed (crash, timeout, event too old) before an execution held
+    the task. Once one holds it, only that execution's end settles the task (`lose`)."""
+    ops = (Put("error", error), Put("status_message", str(error.get("message", ""))))
+    return _guard("lose_direct", held_by="direct"), _ending("lose_direct", now_ms, ops)
+
+
 # -- the semantics every store must honour -----------------------------------------------------
 
 
@@ -310,6 +380,8 @@ def allows(guard: Guard, record: TaskRecord) -> bool:
     if guard.owner is not None and record.owner != guard.owner:
         return False
     if guard.leg is not None and record.leg != guard.leg:
+        return False
+    if guard.held_by is not None and record.held_by != guard.held_by:
         return False
     expires = record.expires_at
     if guard.alive_at_s is not None and expires is not None and expires <= guard.alive_at_s:
