@@ -1,8 +1,12 @@
-"""Lambda entry point for EventBridge "Step Functions Execution Status Change" events.
+"""Lambda entry point for lost work: executions that ended, and direct legs that failed.
 
-An execution that FAILED, TIMED_OUT or was ABORTED without ending its task (a worker crash,
-a leg timeout, a stopped execution) must not leave the task active: it becomes failed. A task
-that is already terminal (cancelled included) is left alone.
+Two event shapes arrive here:
+- EventBridge "Step Functions Execution Status Change": an execution that FAILED, TIMED_OUT or
+  was ABORTED without ending its task (a worker crash, a leg timeout, a stopped execution);
+- the worker's on-failure destination record: a direct leg (an asynchronous invoke) that
+  crashed, timed out, or whose event expired before it ran.
+Either way the task must not stay active: it becomes failed, unless it is already terminal
+(cancelled included), or, for a direct leg, an execution holds it now.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from mcp_tasks_aws.app import App, handler_from_env
-from mcp_tasks_aws.tasks.worker import settle_lost_execution
+from mcp_tasks_aws.edge.lost_legs import lost_direct_leg
+from mcp_tasks_aws.tasks.worker import settle_lost_direct_leg, settle_lost_execution
 
 logger = Logger()
 metrics = Metrics()
@@ -29,6 +34,15 @@ def make_handler(app: App) -> LambdaHandler:
     @logger.inject_lambda_context(clear_state=True)
     @metrics.log_metrics
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, str]:
+        leg = lost_direct_leg(event)
+        if leg is not None:
+            logger.append_keys(task_id=leg.task_id, lost_leg=leg.reason)
+            outcome = settle_lost_direct_leg(store, leg.task_id, leg.reason)
+            metrics.add_metric(
+                name=f"ReconciledLeg{outcome.capitalize()}", unit=MetricUnit.Count, value=1
+            )
+            logger.info("reconciled", extra={"outcome": outcome})
+            return {"outcome": outcome}
         detail = event.get("detail") or {}
         status = str(detail.get("status", ""))
         task_id = str(detail.get("name", ""))

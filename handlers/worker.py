@@ -1,7 +1,10 @@
-"""Lambda entry point for one leg of a task, invoked by the task state machine.
+"""Lambda entry point for one leg of a task.
 
-Event: `{"taskId": ..., "taskToken": ...}` (ids only; the task item holds everything else).
-Returns nothing the state machine reads: the leg reports through the task token.
+Events (ids only; the task item holds everything else):
+- `{"taskId": ..., "taskToken": ...}` from the task state machine: a leg of its execution,
+  which reports through the task token (the return value is not read);
+- `{"taskId": ...}` from the API function's asynchronous invoke: the task's first leg, run
+  directly (a failure reaches the reconciler through the on-failure destination).
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ def make_handler(app: App) -> LambdaHandler:
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, str]:
         task_id = str(event["taskId"])
         logger.append_keys(task_id=task_id)  # never the task token: it is a bearer capability
-        outcome = legs.run(task_id, str(event["taskToken"]))
+        token = event.get("taskToken")
+        outcome = legs.run(task_id, str(token)) if token else legs.run_direct(task_id)
         metrics.add_metric(name=f"Leg{outcome.capitalize()}", unit=MetricUnit.Count, value=1)
         logger.info("leg ended", extra={"outcome": outcome})
         return {"outcome": outcome}

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from mcp_tasks_aws.aws.clients import Clients, LazyClient
 from mcp_tasks_aws.aws.dynamodb import DynamoChangeFeed, DynamoTaskStore, room_for_result
+from mcp_tasks_aws.aws.lambda_legs import LambdaDirectLegs
 from mcp_tasks_aws.aws.s3 import S3ResultStore
 from mcp_tasks_aws.aws.stepfunctions import StepFunctionsRunner
 from mcp_tasks_aws.config import Settings, load_toolset
@@ -30,11 +31,12 @@ from mcp_tasks_aws.tools.registry import ToolSet
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
+    from mypy_boto3_lambda.client import LambdaClient
     from mypy_boto3_s3.client import S3Client
     from mypy_boto3_stepfunctions.client import SFNClient
 
     from mcp_tasks_aws.legacy.state import LegacySessionStore
-    from mcp_tasks_aws.ports import ChangeFeed, ResultStore, Runner, TaskStore
+    from mcp_tasks_aws.ports import ChangeFeed, DirectLegs, ResultStore, Runner, TaskStore
     from mcp_tasks_aws.tasks.worker import LegRunner
 
 
@@ -87,6 +89,14 @@ class App:
         return StepFunctionsRunner(client, self.settings.state_machine_arn)
 
     @cached_property
+    def direct_legs(self) -> DirectLegs | None:
+        """First legs run by invoking the worker asynchronously (None: Step Functions runs all)."""
+        if not self.settings.worker_function:
+            return None
+        client = cast("LambdaClient", LazyClient(self.clients, "lambda"))
+        return LambdaDirectLegs(client, self.settings.worker_function)
+
+    @cached_property
     def results(self) -> ResultStore | None:
         if not self.settings.result_bucket:
             return None
@@ -117,10 +127,12 @@ class App:
         return TaskService(
             self.store,
             self.runner,
+            direct_legs=self.direct_legs,
             results=self.results,
             default_ttl_ms=self.settings.default_ttl_ms,
             max_ttl_ms=self.settings.max_ttl_ms,
             default_poll_interval_ms=self.settings.poll_interval_ms,
+            max_poll_interval_ms=self.settings.max_poll_interval_ms,
         )
 
     def leg_runner(self) -> LegRunner:

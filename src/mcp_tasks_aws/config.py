@@ -17,7 +17,9 @@ The deployed functions and the embedded stack read the same variables:
 | `MCP_TASKS_RESULT_BUCKET` | S3 bucket for results over the item budget | unset |
 | `MCP_TASKS_DEFAULT_TTL_MS` | task retention from creation (`none`: unlimited) | 86400000 |
 | `MCP_TASKS_MAX_TTL_MS` | longest retention any task gets (`none`: no cap) | 2592000000 |
-| `MCP_TASKS_POLL_INTERVAL_MS` | suggested `tasks/get` interval | 1000 |
+| `MCP_TASKS_POLL_INTERVAL_MS` | suggested `tasks/get` interval for a new task | 500 |
+| `MCP_TASKS_MAX_POLL_INTERVAL_MS` | longest suggested interval, as a task ages | 10000 |
+| `MCP_TASKS_WORKER_FUNCTION` | worker to invoke for direct first legs (unset: none) | unset |
 | `MCP_TASKS_LISTEN_WINDOW_MS` | longest `subscriptions/listen` window (< API timeout) | 20000 |
 | `MCP_TASKS_LISTEN_POLL_MS` | how often a listen window reads the store | 500 |
 | `MCP_TASKS_SESSION_TTL_S` | lifetime of a 2025-11-25 session (`Mcp-Session-Id`) | 86400 |
@@ -60,7 +62,9 @@ class Settings:
     result_bucket: str = ""
     default_ttl_ms: int | None = 24 * 3600 * 1000
     max_ttl_ms: int | None = 30 * 24 * 3600 * 1000
-    poll_interval_ms: int = 1000
+    poll_interval_ms: int = 500
+    max_poll_interval_ms: int = 10_000
+    worker_function: str = ""
     listen_window_ms: int = 20_000
     listen_poll_ms: int = 500
     session_ttl_seconds: int = 24 * 3600
@@ -84,7 +88,9 @@ class Settings:
             result_bucket=env.get("MCP_TASKS_RESULT_BUCKET", ""),
             default_ttl_ms=_optional_int(env.get("MCP_TASKS_DEFAULT_TTL_MS", "86400000")),
             max_ttl_ms=_optional_int(env.get("MCP_TASKS_MAX_TTL_MS", "2592000000")),
-            poll_interval_ms=int(env.get("MCP_TASKS_POLL_INTERVAL_MS", 1000)),
+            poll_interval_ms=int(env.get("MCP_TASKS_POLL_INTERVAL_MS", 500)),
+            max_poll_interval_ms=int(env.get("MCP_TASKS_MAX_POLL_INTERVAL_MS", 10_000)),
+            worker_function=env.get("MCP_TASKS_WORKER_FUNCTION", ""),
             listen_window_ms=int(env.get("MCP_TASKS_LISTEN_WINDOW_MS", 20_000)),
             listen_poll_ms=int(env.get("MCP_TASKS_LISTEN_POLL_MS", 500)),
             session_ttl_seconds=int(env.get("MCP_TASKS_SESSION_TTL_S", 24 * 3600)),

@@ -1,6 +1,6 @@
 """The ports the task domain depends on: where tasks are stored and how their work is run.
 
-Adapters (`mcp_tasks_aws.aws`) fill them in with DynamoDB, Step Functions and S3;
+Adapters (`mcp_tasks_aws.aws`) fill them in with DynamoDB, Step Functions, Lambda and S3;
 `mcp_tasks_aws.tasks.memory` is the in-memory twin of the store. Each method is one primitive
 and costs one AWS call; the rules of what may change live in `tasks.transitions`, not here.
 """
@@ -109,6 +109,18 @@ class Runner(Protocol):
 
     def stop(self, task_id: str) -> None:
         """Stop the task's execution, if it is still running."""
+        ...
+
+
+class DirectLegs(Protocol):
+    """Runs a task's first leg at once, without a state machine (an asynchronous Lambda invoke)."""
+
+    def start(self, task_id: str) -> None:
+        """Queue the first leg of `task_id`; it runs soon, and once (the leg claims the task).
+
+        Raises if the leg could not be queued. Nothing is retried after the leg started: a
+        crash, a timeout or an event too old to run is reported to the reconciler instead.
+        """
         ...
 
 

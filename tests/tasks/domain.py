@@ -105,6 +105,23 @@ class RecordingRunner:
         return [subject for call, subject in self.calls if call == name]
 
 
+@dataclass
+class QueuedLegs:
+    """DirectLegs that queue each started task id (a test runs the leg when it wants to).
+
+    `failing` makes the next `start` raise, as a refused invoke would.
+    """
+
+    queued: list[str] = field(default_factory=list)
+    failing: bool = False
+
+    def start(self, task_id: str) -> None:
+        if self.failing:
+            self.failing = False
+            raise RuntimeError("injected invoke fault")
+        self.queued.append(task_id)
+
+
 class ResultBucket:
     """A ResultStore in a dict."""
 
@@ -215,6 +232,9 @@ class Domain:
     clock: Clock = field(default_factory=Clock)
     runner: RecordingRunner = field(default_factory=RecordingRunner)
     results: ResultBucket = field(default_factory=ResultBucket)
+    direct: bool = False
+    """Run first legs directly (`direct_legs` queues them; `run_direct` runs one)."""
+    direct_legs: QueuedLegs = field(default_factory=QueuedLegs)
     store: InMemoryTaskStore = field(init=False)
     service: TaskService = field(init=False)
     legs: LegRunner = field(init=False)
@@ -224,6 +244,7 @@ class Domain:
         self.service = TaskService(
             self.store,
             self.runner,
+            direct_legs=self.direct_legs if self.direct else None,
             results=self.results,
             default_ttl_ms=3_600_000,
             clock=self.clock,
@@ -244,6 +265,10 @@ class Domain:
     def run_leg(self, task_id: str, token: str | None = None) -> str:
         """Run the next leg as the state machine would, with a fresh task token."""
         return self.legs.run(task_id, token or f"token-{new_task_id()[:8]}")
+
+    def run_direct(self, task_id: str) -> str:
+        """Run the first leg as the asynchronous invoke would (no token)."""
+        return self.legs.run_direct(task_id)
 
     def record(self, task_id: str) -> TaskRecord:
         record = self.store.get(task_id)
@@ -336,3 +361,15 @@ def pause_before(
         release.set()
         thread.join(timeout=5)
         port.before_call = None
+
+
+@tools.tool(task=TaskPolicy.REQUIRED, direct=False)
+def always_on_step_functions(text: str) -> str:
+    """Returns its text; its tasks never run directly."""
+    return text
+
+
+@tools.tool(task=TaskPolicy.REQUIRED, poll_interval_ms=1_000, max_poll_interval_ms=4_000)
+def paced(text: str) -> str:
+    """Returns its text; its tasks are polled every 1 to 4 s."""
+    return text

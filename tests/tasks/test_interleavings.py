@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_tasks_aws.tasks.worker import settle_lost_execution
-from tasks.domain import ALICE, Domain, accept, pause_before
+from mcp_tasks_aws.tasks.worker import settle_lost_direct_leg, settle_lost_execution
+from tasks.domain import ALICE, Domain, accept, pause_before, side_effects
 
 
 def parked(domain: Domain, tool: str = "confirm", token: str = "tok-1") -> str:
@@ -210,3 +210,151 @@ def test_a_reconciler_that_runs_during_a_leg_wins_and_the_leg_outcome_is_dropped
         leg.resume()
     record = domain.record(task_id)
     assert (record.status, record.result) == ("failed", None)
+
+
+# -- the direct path: a first leg without a state machine --------------------------------------
+
+
+def test_cancel_before_the_direct_leg_claims_means_the_tool_never_runs() -> None:
+    domain = Domain(direct=True)
+    side_effects.clear()
+    task_id = domain.create("charge_then_confirm", {"label": "never"})
+    with pause_before(domain.store, "apply:claim", lambda: domain.run_direct(task_id)) as leg:
+        domain.service.cancel(ALICE, task_id)
+        assert leg.resume() == "done"
+    assert side_effects == []
+    assert domain.record(task_id).status == "cancelled"
+    assert domain.runner.calls == []
+
+
+def test_cancel_while_the_direct_leg_runs_stops_it_at_its_next_report() -> None:
+    domain = Domain(direct=True)
+    task_id = domain.create("reporting")
+    with pause_before(domain.store, "apply:report", lambda: domain.run_direct(task_id)) as leg:
+        domain.service.cancel(ALICE, task_id)
+        assert leg.resume() == "done"
+    record = domain.record(task_id)
+    assert (record.status, record.result) == ("cancelled", None)
+    assert domain.runner.calls == []  # nothing to stop: no execution ever existed
+
+
+def test_cancel_racing_a_direct_completion_ends_the_task_once() -> None:
+    # Given a direct leg held just before it writes its outcome
+    domain = Domain(direct=True)
+    task_id = domain.create("echo", {"text": "hi"})
+    with pause_before(domain.store, "apply:complete", lambda: domain.run_direct(task_id)) as leg:
+        # When the cancel lands first, Then the outcome is dropped
+        domain.service.cancel(ALICE, task_id)
+        assert leg.resume() == "done"
+    assert (domain.record(task_id).status, domain.record(task_id).result) == ("cancelled", None)
+    # And the other way round: the outcome first, the cancel changes nothing
+    other = domain.create("echo", {"text": "hi"})
+    with pause_before(
+        domain.store, "apply:cancel", lambda: domain.service.cancel(ALICE, other)
+    ) as cancel:
+        domain.run_direct(other)
+        cancel.resume()
+    assert domain.record(other).status == "completed"
+
+
+def test_two_deliveries_of_one_event_run_the_tool_once() -> None:
+    domain = Domain(direct=True)
+    side_effects.clear()
+    task_id = domain.create("charge_then_confirm", {"label": "dup"})
+    with pause_before(domain.store, "apply:claim", lambda: domain.run_direct(task_id)) as first:
+        assert domain.run_direct(task_id) == "handed_over"
+        assert first.resume() == "done"  # its claim finds leg 0 gone
+    assert side_effects == ["dup"]
+    assert domain.runner.named("start") == [task_id]
+
+
+def test_cancel_between_the_direct_park_and_the_execution_start_ends_cancelled() -> None:
+    # Given a direct leg that parked and is about to start the execution
+    domain = Domain(direct=True)
+    task_id = domain.create("confirm", {"name": "x"})
+    with pause_before(domain.runner, "start", lambda: domain.run_direct(task_id)) as leg:
+        # When the cancel lands, Then it has no execution to release yet
+        domain.service.cancel(ALICE, task_id)
+        assert domain.runner.calls == []
+        assert leg.resume() == "handed_over"
+    # And the execution's first leg finds the task cancelled and ends at once
+    assert domain.run_leg(task_id, "tok-1") == "done"
+    record = domain.record(task_id)
+    assert (record.status, record.task_token) == ("cancelled", None)
+    assert domain.runner.named("end_leg") == ["tok-1"]
+
+
+def test_the_last_answer_before_the_execution_attaches_runs_the_leg_at_once() -> None:
+    # Given a task parked by its direct leg, and its execution's leg about to attach its token
+    domain = Domain(direct=True)
+    task_id = domain.create("confirm", {"name": "x"})
+    domain.run_direct(task_id)
+    with pause_before(
+        domain.store, "apply:attach", lambda: domain.run_leg(task_id, "tok-1")
+    ) as leg:
+        # When the answer lands first: no token is there for the update to resume
+        domain.service.update(ALICE, task_id, ANSWER)
+        assert domain.runner.named("resume") == []
+        # Then the attach is refused, and the leg runs with the answer instead of waiting
+        assert leg.resume() == "done"
+    record = domain.record(task_id)
+    assert record.result == {"content": [{"type": "text", "text": "x: True"}]}
+    assert domain.runner.named("end_leg") == ["tok-1"]
+
+
+def test_the_answer_after_the_execution_attached_resumes_it() -> None:
+    domain = Domain(direct=True)
+    task_id = domain.create("confirm", {"name": "x"})
+    domain.run_direct(task_id)
+    with pause_before(
+        domain.store, "apply:answer", lambda: domain.service.update(ALICE, task_id, ANSWER)
+    ) as update:
+        assert domain.run_leg(task_id, "tok-1") == "parked"
+        update.resume()
+    assert domain.runner.named("resume") == ["tok-1"]
+    assert domain.run_leg(task_id, "tok-2") == "done"
+    assert domain.record(task_id).status == "completed"
+
+
+def test_a_partial_answer_before_the_attach_leaves_the_rest_outstanding_and_attaches() -> None:
+    domain = Domain(direct=True)
+    task_id = domain.create("two_questions")
+    domain.run_direct(task_id)
+    with pause_before(
+        domain.store, "apply:attach", lambda: domain.run_leg(task_id, "tok-1")
+    ) as leg:
+        domain.service.update(ALICE, task_id, {"first": accept(ok=True)})
+        assert leg.resume() == "parked"  # refused once, then attached for "second"
+    record = domain.record(task_id)
+    assert (set(record.input_requests), record.task_token) == ({"second"}, "tok-1")
+    domain.service.update(ALICE, task_id, {"second": accept(ok=False)})
+    assert domain.runner.named("resume") == ["tok-1"]
+
+
+def test_a_direct_leg_that_times_out_fails_and_its_late_outcome_is_dropped() -> None:
+    # The invoke timed out (the failure record reached the reconciler) while the code still ran
+    domain = Domain(direct=True)
+    task_id = domain.create("echo", {"text": "late"})
+    with pause_before(domain.store, "apply:complete", lambda: domain.run_direct(task_id)) as leg:
+        assert settle_lost_direct_leg(domain.store, task_id, "timeout", domain.clock) == "failed"
+        leg.resume()
+    record = domain.record(task_id)
+    assert (record.status, record.result) == ("failed", None)
+
+
+def test_a_worker_dying_after_the_direct_park_fails_the_task_unless_attached() -> None:
+    # Given a direct leg that parked and died before starting the execution
+    domain = Domain(direct=True)
+    task_id = domain.create("confirm", {"name": "x"})
+    domain.runner.failing.add("start")
+    with pause_before(domain.runner, "start", lambda: domain.run_direct(task_id)) as leg:
+        # When its failure record arrives first, Then the task fails (nothing would run it)
+        assert settle_lost_direct_leg(domain.store, task_id, "crash", domain.clock) == "failed"
+        leg.resume()
+    assert domain.record(task_id).status == "failed"
+    # Given one that died after starting it: whichever comes first settles, once
+    other = domain.create("confirm", {"name": "y"})
+    domain.run_direct(other)
+    domain.run_leg(other, "tok-1")  # the execution attached first
+    assert settle_lost_direct_leg(domain.store, other, "crash", domain.clock) == "unchanged"
+    assert domain.record(other).status == "input_required"

@@ -10,7 +10,7 @@ from mcp_tasks_aws.tasks.exceptions import (
     TaskNotFound,
     TaskNotStarted,
 )
-from mcp_tasks_aws.tasks.model import new_task_id
+from mcp_tasks_aws.tasks.model import new_task_id, suggested_poll_interval
 from tasks.domain import ALICE, BOB, CAPABILITIES, ELICIT, Domain, accept, tools
 
 # -- create ------------------------------------------------------------------------------------
@@ -359,3 +359,46 @@ def test_when_nothing_can_end_an_unstarted_task_it_is_said_in_the_log(
     (record,) = domain.store.all_records()
     assert record.status == "working"
     assert f"task {record.task_id} was created but neither started nor failed" in caplog.text
+
+
+# -- the suggested poll interval ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("age_ms", "floor", "ceiling", "expected"),
+    [
+        (0, 500, 10_000, 500),  # a new task may end any moment
+        (4_000, 500, 10_000, 500),
+        (20_000, 500, 10_000, 2_000),  # a tenth of its age
+        (100_000, 500, 10_000, 10_000),
+        (3_600_000, 500, 10_000, 10_000),  # never past the ceiling
+        (3_600_000, 500, None, 500),  # no ceiling: fixed (records from before adaptive polling)
+        (3_600_000, 2_000, 1_000, 2_000),  # a ceiling under the floor: fixed at the floor
+        (-5_000, 500, 10_000, 500),  # a clock behind the creation time
+    ],
+)
+def test_suggested_poll_interval(
+    age_ms: int, floor: int, ceiling: int | None, expected: int
+) -> None:
+    assert suggested_poll_interval(age_ms, floor, ceiling) == expected
+
+
+def test_the_poll_interval_grows_with_the_tasks_age_within_the_servers_bounds() -> None:
+    domain = Domain()
+    task_id = domain.create("echo", {"text": "hi"})
+    record = domain.record(task_id)
+    assert (record.poll_interval_ms, record.poll_interval_max_ms) == (500, 10_000)
+    seen = []
+    for _ in range(4):
+        seen.append(domain.service.get(ALICE, task_id).poll_interval_ms)
+        domain.clock.advance(40_000)
+    assert seen == [500, 4_000, 8_000, 10_000]
+
+
+def test_a_tool_sets_its_own_poll_interval_bounds() -> None:
+    domain = Domain()
+    task_id = domain.create("paced", {"text": "hi"})
+    domain.clock.advance(3_600_000 - 1)
+    assert domain.service.get(ALICE, task_id).poll_interval_ms == 4_000
+    record = domain.record(task_id)
+    assert (record.poll_interval_ms, record.poll_interval_max_ms) == (1_000, 4_000)

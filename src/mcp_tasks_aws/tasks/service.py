@@ -5,15 +5,19 @@ Pure code over the ports (`TaskStore`, `Runner`, `ResultStore`); what each may c
 protocol. Each use case is a few primitives, in an order chosen so a crash between two of them
 leaves a task that still answers and still ends:
 
-- create: put the record, then start its execution. If the start fails, the task is failed
-  before the error is answered, so no record stays `working` with nothing to run it.
+- create: put the record, then start its first leg: directly (an asynchronous invoke of the
+  worker, no state machine) unless no direct legs are configured or the tool opted out, else
+  its execution. If the start fails, the task is failed before the error is answered, so no
+  record stays `working` with nothing to run it.
 - update: one guarded write records the answers; if nothing is outstanding after it, the
   execution is resumed with the stored token. Only the write that answered the last key sees
   nothing outstanding, so only one caller resumes; a retried update after a failed resume
   resumes again (a used token is reported stale, never raised).
 - cancel: the durable cancel marker first (the task is `cancelled` from that moment), then the
   execution is interrupted (waiting for input) or stopped (working). A retried cancel releases
-  the execution again, in case the first one failed after its marker.
+  the execution again, in case the first one failed after its marker. A task its direct leg
+  still holds has no execution to release: the leg notices at its next report, and an
+  execution it started notices before it attaches.
 
 Unknown, foreign and expired tasks all raise TaskNotFound; foreign ones exactly like unknown.
 """
@@ -26,7 +30,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final, NamedTuple
 
-from mcp_tasks_aws.ports import Applied, Page, ResultStore, Runner, TaskStore
+from mcp_tasks_aws.ports import Applied, DirectLegs, Page, ResultStore, Runner, TaskStore
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR, InvalidParams
 from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.exceptions import (
@@ -66,34 +70,46 @@ def answerable_methods(value: Any) -> frozenset[str]:
 
 
 class TaskView(NamedTuple):
-    """A task as `tasks/get` shows it: the record, with an offloaded result read back."""
+    """A task as `tasks/get` shows it: the record, with an offloaded result read back, and the
+    poll interval to suggest now (it grows with the task's age)."""
 
     record: TaskRecord
     result: dict[str, Any] | None
+    poll_interval_ms: int
 
 
 class TaskService:
-    """Create, read, answer and cancel tasks on a TaskStore and a Runner."""
+    """Create, read, answer and cancel tasks on a TaskStore and a Runner.
+
+    With `direct_legs`, a tool's first leg runs directly (see the module docstring) unless the
+    tool opted out (`ToolSpec.direct`). `default_poll_interval_ms` and
+    `max_poll_interval_ms` bound the poll interval suggested as a task ages, unless the tool
+    sets its own.
+    """
 
     def __init__(
         self,
         store: TaskStore,
         runner: Runner,
         *,
+        direct_legs: DirectLegs | None = None,
         results: ResultStore | None = None,
         default_ttl_ms: int | None = 24 * 3600 * 1000,
         max_ttl_ms: int | None = 30 * 24 * 3600 * 1000,
-        default_poll_interval_ms: int = 1000,
+        default_poll_interval_ms: int = 500,
+        max_poll_interval_ms: int = 10_000,
         clock: Callable[[], int] = _now_ms,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.sleep = sleep
         self.store = store
         self.runner = runner
+        self.direct_legs = direct_legs
         self.results = results
         self.default_ttl_ms = default_ttl_ms
         self.max_ttl_ms = max_ttl_ms
         self.default_poll_interval_ms = default_poll_interval_ms
+        self.max_poll_interval_ms = max_poll_interval_ms
         self.clock = clock
 
     # -- create -------------------------------------------------------------------------------
@@ -117,6 +133,8 @@ class TaskService:
         if len(json.dumps(arguments)) > MAX_ARGUMENTS_BYTES:
             raise TaskArgumentsTooLarge()
         now = self.clock()
+        direct = self.direct_legs is not None and spec.direct
+        floor = spec.poll_interval_ms or self.default_poll_interval_ms
         record = TaskRecord(
             task_id=new_task_id(),
             owner=owner,
@@ -127,13 +145,18 @@ class TaskService:
             created_at=now,
             updated_at=now,
             ttl_ms=self.ttl_for(ttl_ms if ttl_ms is not None else spec.ttl_ms),
-            poll_interval_ms=spec.poll_interval_ms or self.default_poll_interval_ms,
+            poll_interval_ms=floor,
+            poll_interval_max_ms=max(floor, spec.max_poll_interval_ms or self.max_poll_interval_ms),
             answers=dict(journal or {}),
             asked_keys=frozenset(journal or {}),
+            held_by="direct" if direct else "execution",
         )
         self.store.put_new(record)  # TaskAlreadyExists: 128 random bits collided, a broken RNG
         try:
-            self.runner.start(record.task_id, record.wait_seconds(now))
+            if direct and self.direct_legs is not None:
+                self.direct_legs.start(record.task_id)
+            else:
+                self.runner.start(record.task_id, record.wait_seconds(now))
         except Exception as exc:
             # The record exists: end it rather than leave it working with nothing to run it.
             self._fail_unstarted(record)
@@ -190,7 +213,7 @@ class TaskService:
             except ResultGone as exc:
                 # The bucket keeps a result at least as long as its task: gone means expired.
                 raise TaskNotFound(expired=True) from exc
-        return TaskView(record, result)
+        return TaskView(record, result, record.poll_interval_at(self.clock()))
 
     def live(self, owner: str, task_ids: list[str]) -> dict[str, TaskRecord]:
         """The caller's live tasks among `task_ids` (one consistent batch read)."""
@@ -300,6 +323,8 @@ class TaskService:
         working leg notices at its next report, a parked one waits out its TTL), so it is
         logged, not raised. A retried cancel tries again.
         """
+        if record.held_by == "direct":
+            return  # no execution holds it: the leg, or the execution it starts, notices
         try:
             token = record.task_token if record.waiting_on_token else None
             if token is not None and self.runner.interrupt(token):

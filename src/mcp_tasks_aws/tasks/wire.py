@@ -59,7 +59,7 @@ def _fields(record: TaskRecord) -> dict[str, Any]:
 def detailed_fields(view: TaskView) -> dict[str, Any]:
     """What a DetailedTask holds for a view, by status (as keyword arguments)."""
     record = view.record
-    fields = _fields(record)
+    fields = {**_fields(record), "poll_interval_ms": view.poll_interval_ms}
     status = fields["status"]
     if status == "input_required":
         fields["input_requests"] = record.input_requests

@@ -1,20 +1,29 @@
-"""Running one leg of a task (the worker), and settling tasks whose execution was lost.
+"""Running one leg of a task (the worker), and settling tasks whose leg or execution was lost.
 
-A leg replays the tool from the top with the task's journal of answers and ends in one of:
-- `parked`: the tool asked something new; the requests and the execution's task token are
-  stored (move `park`) and the execution waits, holding no compute, until `tasks/update`
-  resumes it;
-- `done`: the outcome is on the record (`complete`, `fail`), or the task was cancelled, ended
-  or is gone; the execution is told to finish.
+A leg replays the tool from the top with the task's journal of answers. It runs in one of two
+ways (see `tasks.transitions`):
 
-Ordering: the outcome is written to the record *before* the execution is told; if the worker
-dies in between, the execution times out and the reconciler finds a terminal task (its `lose`
-move is refused: nothing changes).
+- **Direct** (`run_direct`, an asynchronous invoke, no state machine): the leg `claim`s the
+  task (a duplicated event finds it claimed and does nothing), runs the tool, and either ends
+  the task (`done`: no execution ever exists) or parks it without a token and starts its
+  execution (`handed_over`).
+- **In an execution** (`run`, invoked with a task token): a task waiting for input (parked by
+  its direct leg) gets the token `attach`ed and the execution waits; otherwise the leg runs
+  and ends in `parked` (the requests and the token are stored, move `park`; the execution
+  waits, holding no compute, until `tasks/update` resumes it) or `done` (the outcome is on the
+  record, or the task was cancelled, ended or is gone; the execution is told to finish).
+
+Ordering: the outcome is written to the record *before* the execution is told, and a direct
+leg parks *before* it starts the execution; if the worker dies in between, the reconciler
+finds a terminal task (its `lose` move is refused: nothing changes), or a task its direct leg
+still holds (`lose_direct` fails it).
 
 Failures: a tool exception or `isError` result is `completed` (see `tools.invoke`); protocol
 faults raised by the tool (`McpError`, an answer of the wrong shape, a capability the client
 lacks) end `failed` with that JSON-RPC error. Lambda timeouts and crashes surface as failed
-executions, which the reconciler turns into `failed` (move `lose`).
+executions (move `lose`) or, for a direct leg, as the invoke's on-failure record (move
+`lose_direct`); the reconciler turns either into `failed`. A leg may run at most the worker
+function's timeout, on either path.
 """
 
 from __future__ import annotations
@@ -47,12 +56,16 @@ MAX_RESULT_BYTES: Final = 4_000_000
 `tasks/get` carries the result as JSON inside a JSON string (escaping can grow it), so a larger
 result could never be read back: the task completes with a tool error saying so instead."""
 
-LegOutcome = Literal["parked", "done"]
+LegOutcome = Literal["parked", "done", "handed_over"]
 Settled = Literal["failed", "unchanged"]
 
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
+
+
+_ATTACH_ROUNDS: Final = 100
+"""Attach attempts per leg: each refusal means an answer removed a key (or the task ended)."""
 
 
 def _error(code: int, message: str) -> dict[str, Any]:
@@ -114,25 +127,67 @@ class LegRunner:
         self.list_changed = list_changed
 
     def run(self, task_id: str, task_token: str) -> LegOutcome:
-        """Run the next leg of `task_id`; returns `parked` or `done`."""
+        """Run the next leg of `task_id` in its execution; returns `parked` or `done`."""
         record = self.store.get(task_id)
-        if record is None or record.is_terminal:
+        for _ in range(_ATTACH_ROUNDS):
+            if record is None or record.is_terminal:
+                self.runner.end_leg(task_token)
+                return "done"
+            if not (record.status == "input_required" and record.input_requests):
+                break  # a leg to run
+            # Waiting for input, nothing to run: the direct leg parked the task (or this is a
+            # retried invoke of a leg that parked). The execution holds it from now on.
+            guard, changes = transitions.attach(
+                record.leg, record.input_requests, task_token, self.clock()
+            )
+            attached = self.store.apply(task_id, guard, changes)
+            if attached is not None and attached.changed:
+                return "parked"
+            # Refused: an answer, a cancel or an ending came first. Look again: with nothing
+            # outstanding now, no token was there to resume, so the leg runs here.
+            record = attached.record if attached is not None else None
+        else:
+            raise RuntimeError(f"task {task_id}: could not attach the execution's token")
+        parked = self._run_leg(record, task_token)
+        if parked is None:
             self.runner.end_leg(task_token)
             return "done"
-        outcome = self._run_leg(record, task_token)
-        if outcome == "done":
-            self.runner.end_leg(task_token)
-        return outcome
+        return "parked"
 
-    def _run_leg(self, record: TaskRecord, task_token: str) -> LegOutcome:
+    def run_direct(self, task_id: str) -> LegOutcome:
+        """Run the first leg of a task its direct leg holds (no execution); `done` or
+        `handed_over`.
+
+        `done` also covers a leg with nothing to do: a duplicated event, a task cancelled
+        before the leg started, an unknown task.
+        """
+        claimed = self.store.apply(task_id, *transitions.claim(self.clock()))
+        if claimed is None or not claimed.changed:
+            logger.info("task %s: first leg not claimed (duplicate, cancelled or gone)", task_id)
+            return "done"
+        parked = self._run_leg(claimed.record, None)
+        if parked is None:
+            return "done"
+        # The tool asked for input: an execution waits for the answers, holding no compute.
+        try:
+            self.runner.start(task_id, parked.wait_seconds(self.clock()))
+        except Exception:
+            logger.exception("task %s: its execution could not be started", task_id)
+            error = _error(INTERNAL_ERROR, "The task could not be handed over to its execution")
+            self._end(parked, *transitions.fail(parked.leg, error, self.clock()))
+            return "done"
+        return "handed_over"
+
+    def _run_leg(self, record: TaskRecord, task_token: str | None) -> TaskRecord | None:
+        """Run one leg; the record as parked, or None when the leg is over."""
         if record.is_expired(self.clock()):
             self._end(record, *transitions.fail(record.leg, _expired(), self.clock()))
-            return "done"
+            return None
         spec = self.toolset.tools.get(record.tool)
         if spec is None:
             error = _error(INVALID_PARAMS, f"Unknown tool: {record.tool}")
             self._end(record, *transitions.fail(record.leg, error, self.clock()))
-            return "done"
+            return None
         ctx = ToolContext(
             capabilities=ClientCapabilities.model_validate(record.capabilities),
             principal=record.owner,
@@ -149,16 +204,16 @@ class LegRunner:
                 record.leg, need.requests, task_token, ctx.new_steps, self.clock()
             )
             parked = self.store.apply(record.task_id, guard, changes)
-            return "parked" if parked is not None and parked.changed else "done"
+            return parked.record if parked is not None and parked.changed else None
         except TaskCancelled:
             logger.info("task %s stopped cooperatively: cancelled", record.task_id)
-            return "done"
+            return None
         except McpError as exc:
             error, _ = to_error_object(exc)
             self._end(record, *transitions.fail(record.leg, error, self.clock()))
-            return "done"
+            return None
         self._complete(record, result)
-        return "done"
+        return None
 
     def _complete(self, record: TaskRecord, result: dict[str, Any]) -> None:
         body = json.dumps(result, separators=(",", ":")).encode()
@@ -206,6 +261,30 @@ class LegRunner:
 
 def _expired() -> dict[str, Any]:
     return _error(INTERNAL_ERROR, "The task expired")
+
+
+LOST_LEG_REASONS: Final = {
+    "timeout": "timed out",
+    "crash": "crashed",
+    "expired": "was never run: its event expired",
+}
+
+
+def settle_lost_direct_leg(
+    store: TaskStore, task_id: str, reason: str, clock: Callable[[], int] = _now_ms
+) -> Settled:
+    """A direct leg's invoke failed (`reason`: timeout, crash, expired): its task must not stay
+    active while no execution holds it.
+
+    One guarded write (`lose_direct`): an active task still held by its direct leg fails; a
+    terminal one, or one an execution holds (the leg parked and handed it over), is left alone.
+    """
+    said = LOST_LEG_REASONS.get(reason, LOST_LEG_REASONS["crash"])
+    message = f"The task's first leg {said} without a result"
+    outcome = store.apply(
+        task_id, *transitions.lose_direct(_error(INTERNAL_ERROR, message), clock())
+    )
+    return "failed" if outcome is not None and outcome.changed else "unchanged"
 
 
 def settle_lost_execution(

@@ -89,6 +89,8 @@ class ToolSet:
         prelude: bool = False,
         input_schema: dict[str, Any] | None = None,
         scopes: Iterable[str] = (),
+        max_poll_interval_ms: int | None = None,
+        direct: bool = True,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -105,17 +107,22 @@ class ToolSet:
         prelude: bool = False,
         input_schema: dict[str, Any] | None = None,
         scopes: Iterable[str] = (),
+        max_poll_interval_ms: int | None = None,
+        direct: bool = True,
     ) -> Any:
         """Register a function as a tool (usable bare or with keyword options).
 
-        `task` is the tool's task policy; `ttl_ms` and `poll_interval_ms` override the server's
-        defaults for its tasks. With `prelude=True`, the code before `await ctx.run_as_task()`
-        runs inline during the call (asking questions through multi round-trip results) and
-        the rest runs as the task. `input_schema` replaces the schema derived from the type
-        hints with a hand-written JSON Schema 2020-12, sent to clients unchanged and checked
-        on every call; the function's parameters must still be among its properties. `scopes`
-        are the OAuth scopes a caller's token must grant (AuthMode OAUTH or JWT); a token
-        without them gets 403 `insufficient_scope`.
+        `task` is the tool's task policy; `ttl_ms` overrides the server's default retention for
+        its tasks, and `poll_interval_ms` / `max_poll_interval_ms` the bounds of the poll
+        interval suggested as a task ages (the first for a new task, the second for an old
+        one). With `prelude=True`, the code before `await ctx.run_as_task()` runs inline during
+        the call (asking questions through multi round-trip results) and the rest runs as the
+        task. `direct=False` runs every task of the tool on Step Functions, never directly.
+        `input_schema` replaces the schema derived from the type hints with a hand-written
+        JSON Schema 2020-12, sent to clients unchanged and checked on every call; the
+        function's parameters must still be among its properties. `scopes` are the OAuth
+        scopes a caller's token must grant (AuthMode OAUTH or JWT); a token without them gets
+        403 `insufficient_scope`.
         """
         if isinstance(scopes, str):
             raise TypeError("scopes: give a list of scope names, not one string")
@@ -137,6 +144,8 @@ class ToolSet:
                 prelude=prelude,
                 handwritten_schema=input_schema,
                 scopes=needed,
+                max_poll_interval_ms=max_poll_interval_ms,
+                direct=direct,
             )
             self._checked = False
             return func

@@ -129,6 +129,10 @@ class ToolSpec(_FunctionSpec):
     """An `inputSchema` given as is (`input_schema=`), instead of one derived from type hints."""
     scopes: frozenset[str] = frozenset()
     """OAuth scopes a caller's token must grant to call the tool (checked at the HTTP edge)."""
+    max_poll_interval_ms: int | None = None
+    direct: bool = True
+    """Run a task's first leg directly (no state machine) when the server can; False: always
+    on Step Functions."""
 
     @property
     def label(self) -> str:
