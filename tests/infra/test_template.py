@@ -258,7 +258,8 @@ COMMON_RESOURCES = {
     "AWS::Events::Rule": 1,
     # API 5xx, failed executions, function errors, throttles, reconcile dead letters
     "AWS::CloudWatch::Alarm": 5,
-    "AWS::Lambda::EventInvokeConfig": 1,  # the reconciler's retries and dead-letter queue
+    # the reconciler's retries and dead-letter queue; the worker's direct legs
+    "AWS::Lambda::EventInvokeConfig": 2,
     "AWS::SQS::Queue": 1,
     "AWS::SQS::QueuePolicy": 1,
 }
@@ -664,6 +665,30 @@ def test_every_state_machine_arn_names_the_same_machine(template: dict[str, Any]
     by_sid = {s["Sid"]: resolve(s["Resource"]) for s in statements if s["Sid"].endswith("Tasks")}
     assert by_sid["StartTasks"] == expected
     assert by_sid["StopTasks"] == expected.replace(":stateMachine:", ":execution:") + ":*"
+    worker = template["Resources"]["WorkerFunction"]["Properties"]["Policies"][0]["Statement"]
+    assert {s["Sid"]: resolve(s["Resource"]) for s in worker}["HandOverToExecution"] == expected
+
+
+def test_direct_legs_are_never_retried_and_their_failures_reach_the_reconciler(
+    default_stack: Stack, template: dict[str, Any]
+) -> None:
+    (properties,) = [
+        config["Properties"]
+        for config in default_stack.resources("AWS::Lambda::EventInvokeConfig").values()
+        if config["Properties"]["FunctionName"] == {"Ref": "WorkerFunction"}
+    ]
+    assert properties["FunctionName"] == {"Ref": "WorkerFunction"}
+    assert properties["Qualifier"] == "$LATEST"
+    assert properties["MaximumRetryAttempts"] == 0  # a tool must not run twice
+    assert 60 <= properties["MaximumEventAgeInSeconds"] <= 21600
+    assert properties["DestinationConfig"] == {
+        "OnFailure": {"Destination": {"Fn::GetAtt": ["ReconcileFunction", "Arn"]}}
+    }
+    # The API function queues first legs with exactly that worker
+    api = template["Resources"]["ApiFunction"]["Properties"]
+    assert api["Environment"]["Variables"]["MCP_TASKS_WORKER_FUNCTION"] == {"Ref": "WorkerFunction"}
+    # And the reconcile handler reads the destination record
+    assert "lost_direct_leg" in (ROOT / "handlers" / "reconcile.py").read_text()
 
 
 def test_alarms_watch_the_api_and_the_executions(stack: Stack) -> None:
@@ -869,18 +894,24 @@ EXPECTED_ACTIONS = {
         "states:SendTaskFailure",
         "s3:GetObject",
         "secretsmanager:GetSecretValue",
+        "lambda:InvokeFunction",
     },
     "WorkerFunction": {
         "dynamodb:GetItem",
         "dynamodb:UpdateItem",
+        "states:StartExecution",
         "states:SendTaskSuccess",
         "s3:PutObject",
     },
     "ReconcileFunction": {"dynamodb:UpdateItem"},
 }
-# Granted for what Lambda does on a function's behalf, not for calls its code makes: the
-# reconciler's on-failure destination is sent as the function.
-PLATFORM_ACTIONS = {"ReconcileFunction": {"sqs:SendMessage"}}
+# Granted for what Lambda does on a function's behalf, not for calls its code makes: each
+# function's on-failure destination is sent as the function (the reconciler's dead letters, the
+# worker's failed direct legs to the reconciler).
+PLATFORM_ACTIONS = {
+    "ReconcileFunction": {"sqs:SendMessage"},
+    "WorkerFunction": {"lambda:InvokeFunction"},
+}
 STATE_MACHINE_ACTIONS = {"lambda:InvokeFunction"} | STAR_RESOURCE["DeliverLogs"][0]
 
 
@@ -975,6 +1006,23 @@ def test_each_function_is_granted_exactly_its_calls(stack: Stack) -> None:
     assert actual == expected
 
 
+def test_a_function_may_invoke_only_what_it_must(default_stack: Stack) -> None:
+    """The API function invokes only the worker; the worker's role reaches only the reconciler
+    (Lambda delivers failed direct legs there); the reconciler invokes nothing."""
+    invoked: dict[str, list[Any]] = {}
+    for logical, role in function_roles(default_stack).items():
+        invoked[logical] = [
+            statement["Resource"]
+            for statement in role_statements(role)
+            if "lambda:InvokeFunction" in as_list(statement["Action"])
+        ]
+    assert invoked == {
+        "ApiFunction": [{"Fn::GetAtt": ["WorkerFunction", "Arn"]}],
+        "WorkerFunction": [{"Fn::GetAtt": ["ReconcileFunction", "Arn"]}],
+        "ReconcileFunction": [],
+    }
+
+
 def test_state_machine_is_granted_exactly_invoke_and_log_delivery(default_stack: Stack) -> None:
     machine = default_stack.resources()["TaskStateMachine"]["Properties"]
     role = default_stack.resources()[machine["RoleArn"]["Fn::GetAtt"][0]]
@@ -989,10 +1037,13 @@ def test_scoped_resources_belong_to_this_stack(default_stack: Stack) -> None:
     names |= {"AWS::StackId": STACK_ID}
     secret = f"arn:aws:secretsmanager:us-east-1:{account}:secret:StateSecret-AbCdEf"
     names |= {"StateSecret": secret}
+    functions = f"arn:aws:lambda:us-east-1:{account}:function"
     arns = {
         ("TaskTable", "Arn"): f"arn:aws:dynamodb:us-east-1:{account}:table/stk-TaskTable",
         ("ResultBucket", "Arn"): "arn:aws:s3:::stk-resultbucket",
         ("ReconcileDeadLetters", "Arn"): f"arn:aws:sqs:us-east-1:{account}:stk-dead-letters",
+        ("WorkerFunction", "Arn"): f"{functions}:stk-WorkerFunction",
+        ("ReconcileFunction", "Arn"): f"{functions}:stk-ReconcileFunction",
     }
     resolve = Resolver(names, lambda logical, name: arns[(logical, name)]).resolve
     prefix = inspect.signature(S3ResultStore).parameters["prefix"].default
@@ -1002,7 +1053,12 @@ def test_scoped_resources_belong_to_this_stack(default_stack: Stack) -> None:
         "dynamodb": [arns[("TaskTable", "Arn")], arns[("TaskTable", "Arn")] + "/index/OwnerIndex"],
         "s3": [f"arn:aws:s3:::stk-resultbucket/{prefix}*"],
         "states": [machine, machine.replace(":stateMachine:", ":execution:") + ":*"],
-        "lambda": [f"arn:aws:lambda:us-east-1:{account}:function:stk-WorkerFunction*"],
+        # The state machine's LambdaInvokePolicy covers the worker's versions too (`...*`).
+        "lambda": [
+            f"{functions}:stk-WorkerFunction",
+            f"{functions}:stk-WorkerFunction*",
+            f"{functions}:stk-ReconcileFunction",
+        ],
         "sqs": [arns[("ReconcileDeadLetters", "Arn")]],
     }
     for owner, statement in all_statements(default_stack):
@@ -1025,6 +1081,7 @@ ADAPTERS = {
     "StepFunctionsRunner": ("aws/stepfunctions.py", "stepfunctions"),
     "S3ResultStore": ("aws/s3.py", "s3"),
     "SecretsManagerSecrets": ("aws/secrets.py", "secretsmanager"),
+    "LambdaDirectLegs": ("aws/lambda_legs.py", "lambda"),
 }
 # How the domain code names the adapters (ports): attribute or variable -> adapter class.
 PORTS = {
@@ -1037,6 +1094,7 @@ PORTS = {
     "results": "S3ResultStore",
     "sessions": "DynamoLegacySessionStore",
     "_source": "SecretsManagerSecrets",
+    "direct_legs": "LambdaDirectLegs",
 }
 # What each function runs: its handler, a name the handler must use to reach the code below
 # (so a rewired handler fails here rather than passing silently), and the scopes (module,
@@ -1152,12 +1210,17 @@ def port_uses(node: ast.AST) -> set[tuple[str, str]]:
     return uses
 
 
+# Where IAM names an operation otherwise than the API does.
+IAM_ACTION_NAMES = {"lambda:Invoke": "lambda:InvokeFunction"}
+
+
 def iam_action(service: str, client_method: str) -> str:
     import botocore.session
 
     model = botocore.session.get_session().get_service_model(service)
     operations = {botocore.xform_name(op): op for op in model.operation_names}
-    return f"{model.signing_name}:{operations[client_method]}"
+    action = f"{model.signing_name}:{operations[client_method]}"
+    return IAM_ACTION_NAMES.get(action, action)
 
 
 @pytest.mark.parametrize("function", sorted(ENTRY_POINTS))
