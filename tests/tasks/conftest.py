@@ -7,6 +7,7 @@ Every wait here has a deadline; every stack and mock is stopped and `os.environ`
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import threading
@@ -257,6 +258,13 @@ class TaskClient:
     def wait_input(self, task_id: str, timeout: float = 6.0, **kwargs: Any) -> dict[str, Any]:
         return self.wait_status(task_id, {"input_required"}, timeout, **kwargs)
 
+    def wait_held(self, task_id: str, timeout: float = 6.0, **kwargs: Any) -> dict[str, Any]:
+        """Waiting for input with an execution's token attached (a task its direct leg parked
+        shows input_required a moment before its execution holds it)."""
+        task = self.wait_input(task_id, timeout, **kwargs)
+        wait_until(lambda: (r := self.store.get(task_id)) and r.task_token, timeout)
+        return task
+
     def execution(self, task_id: str) -> dict[str, Any]:
         sfn = boto3.client("stepfunctions", region_name=REGION)
         described: dict[str, Any] = sfn.describe_execution(
@@ -294,3 +302,28 @@ def dispatch(stack: EmbeddedStack) -> WorkerDispatch:
 @pytest.fixture(scope="module")
 def tasks(stack: EmbeddedStack, dispatch: WorkerDispatch) -> TaskClient:
     return TaskClient(stack, dispatch)
+
+
+PATHS = ("direct", "step_functions")
+
+
+@contextlib.contextmanager
+def on_path(stack: EmbeddedStack, path: str) -> Iterator[str]:
+    """Create tasks on `path` for a while: `direct` (first legs run by an asynchronous invoke,
+    as deployed) or `step_functions` (every leg in an execution, as for a tool that opts out)."""
+    service = stack.api_app.tasks
+    assert service is not None
+    saved = service.direct_legs
+    assert saved is not None, "the embedded stack should run first legs directly"
+    service.direct_legs = saved if path == "direct" else None
+    try:
+        yield path
+    finally:
+        service.direct_legs = saved
+
+
+@pytest.fixture(params=PATHS)
+def path(request: pytest.FixtureRequest, tasks: TaskClient) -> Iterator[str]:
+    """The test runs once on each path (see `on_path`)."""
+    with on_path(tasks.stack, request.param) as chosen:
+        yield chosen

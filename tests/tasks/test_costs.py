@@ -1,9 +1,11 @@
-"""What a task costs: Step Functions state transitions per task, AWS calls per operation.
+"""What a task costs: Step Functions state transitions per task, AWS calls per operation, on
+both paths (first legs direct, and every leg on Step Functions).
 
-Transitions are read from the execution history of the embedded stack's state machine. AWS
-calls are counted by wrapping botocore's `BaseClient._make_api_call` while the API handler
-serves one request in the test's own thread (the worker and the state machine run in other
-threads and are not counted).
+Transitions are read from the execution history of the embedded stack's state machine (a
+task whose first leg ran directly and asked nothing has no execution at all). AWS calls are
+counted by wrapping botocore's `BaseClient._make_api_call` while the API handler serves one
+request in the test's own thread (the worker and the state machine run in other threads and
+are not counted).
 """
 
 from __future__ import annotations
@@ -38,17 +40,24 @@ def states_entered(tasks: TaskClient, task_id: str) -> list[str]:
     return [e["type"] for e in events if e["type"].endswith("StateEntered")]
 
 
-def test_a_task_without_input_takes_at_most_three_transitions(tasks: TaskClient) -> None:
+def test_a_task_without_input_takes_no_transition_on_the_direct_path(
+    tasks: TaskClient, path: str
+) -> None:
     # Given a task that asks nothing and finishes at once
     task_id = tasks.create("slow_compute", {"seconds": 0, "label": "transitions"})
     assert tasks.wait_terminal(task_id)["status"] == "completed"
-    # Then its execution entered at most three states (RunLeg, Route, Done)
-    entered = states_entered(tasks, task_id)
-    assert 1 <= len(entered) <= 3, entered
+    if path == "direct":
+        # Then no execution ran it: zero state transitions
+        assert tasks.executions_named(task_id) == []
+    else:
+        # Then its execution entered at most three states (RunLeg, Route, Done)
+        entered = states_entered(tasks, task_id)
+        assert 1 <= len(entered) <= 3, entered
 
 
-def test_one_input_round_takes_at_most_five_transitions(tasks: TaskClient) -> None:
-    # Given a task that asks one question, answered once
+def test_one_input_round_takes_at_most_five_transitions(tasks: TaskClient, path: str) -> None:
+    # Given a task that asks one question, answered once (on the direct path, the first
+    # leg asks and hands over: the execution's first leg only attaches its token)
     task_id = tasks.create("confirm_delete", {"filename": "t.txt"})
     waiting = tasks.wait_input(task_id)
     (key,) = waiting["inputRequests"]
@@ -108,13 +117,12 @@ def test_counter_sees_the_calls_of_this_thread_only(tasks: TaskClient) -> None:
     assert calls == ["dynamodb:GetItem"]
 
 
-def test_creating_a_task_costs_at_most_two_calls(tasks: TaskClient) -> None:
+def test_creating_a_task_costs_at_most_two_calls(tasks: TaskClient, path: str) -> None:
     params = {"name": "slow_compute", "arguments": {"seconds": 0, "label": "cost-create"}}
     message, calls = serve(tasks, "tools/call", params)
     assert message["result"]["resultType"] == "task"
-    assert len(calls) <= 2, calls
-    assert "dynamodb:PutItem" in calls
-    assert "stepfunctions:StartExecution" in calls
+    started = "lambda:Invoke" if path == "direct" else "stepfunctions:StartExecution"
+    assert calls == ["dynamodb:PutItem", started]
     tasks.wait_terminal(message["result"]["taskId"])
 
 
@@ -146,7 +154,7 @@ def test_updating_a_task_costs_at_most_two_calls(tasks: TaskClient) -> None:
     assert final["result"]["content"][0]["text"] == "Kept cost-update.txt."
 
 
-def test_cancelling_a_waiting_task_costs_at_most_two_calls(tasks: TaskClient) -> None:
+def test_cancelling_a_waiting_task_costs_at_most_two_calls(tasks: TaskClient, path: str) -> None:
     task_id = tasks.create("confirm_delete", {"filename": "cost-cancel.txt"})
     tasks.wait_input(task_id)
     message, calls = serve(tasks, "tasks/cancel", {"taskId": task_id})
@@ -156,10 +164,12 @@ def test_cancelling_a_waiting_task_costs_at_most_two_calls(tasks: TaskClient) ->
     assert tasks.get(task_id)["status"] == "cancelled"
 
 
-def test_cancelling_a_working_task_costs_at_most_two_calls(tasks: TaskClient) -> None:
+def test_cancelling_a_working_task_costs_at_most_two_calls(tasks: TaskClient, path: str) -> None:
     task_id = tasks.create("slow_compute", {"seconds": 2, "label": "cost-cancel-working"})
     message, calls = serve(tasks, "tasks/cancel", {"taskId": task_id})
     assert message["result"] == {"resultType": "complete"}
-    assert len(calls) <= 2, calls
-    assert calls[0] == "dynamodb:UpdateItem"
+    if path == "direct":
+        assert calls == ["dynamodb:UpdateItem"]  # no execution to stop: the leg notices
+    else:
+        assert calls in (["dynamodb:UpdateItem", "stepfunctions:StopExecution"],), calls
     assert tasks.wait_terminal(task_id)["status"] == "cancelled"

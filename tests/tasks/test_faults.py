@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from tasks.conftest import TaskClient, elicit_answer, wait_until
+from tasks.conftest import TaskClient, elicit_answer, on_path, wait_until
 
 
 @contextlib.contextmanager
@@ -44,6 +44,10 @@ def fault(client: Any, service: str, operation: str, times: int = 1) -> Iterator
 def api_clients(tasks: TaskClient) -> tuple[Any, Any]:
     app = tasks.stack.api_app
     return app.store.client, app.runner.client  # type: ignore[attr-defined]
+
+
+def api_lambda_client(tasks: TaskClient) -> Any:
+    return tasks.stack.api_app.direct_legs.client  # type: ignore[union-attr]
 
 
 def worker_clients(tasks: TaskClient) -> tuple[Any, Any]:
@@ -78,14 +82,18 @@ def test_create_fails_cleanly_when_the_put_fails(tasks: TaskClient) -> None:
     assert tasks.wait_terminal(task_id)["status"] == "completed"
 
 
-def test_create_ends_the_task_failed_when_the_start_fails(tasks: TaskClient) -> None:
-    _, states = api_clients(tasks)
-    with fault(states, "sfn", "StartExecution") as fired:
-        error = _error_of(tasks, "slow_compute", {"seconds": 0, "label": "fault-start"})
+def test_create_ends_the_task_failed_when_the_start_fails(tasks: TaskClient, path: str) -> None:
+    if path == "direct":
+        client, service, operation = api_lambda_client(tasks), "lambda", "Invoke"
+    else:
+        client, service, operation = api_clients(tasks)[1], "sfn", "StartExecution"
+    label = f"fault-start-{path}"
+    with fault(client, service, operation) as fired:
+        error = _error_of(tasks, "slow_compute", {"seconds": 0, "label": label})
     assert fired == [1]
     assert error["code"] == -32603
     # The record written before the start exists, and it is failed, not working forever.
-    stored = _all_tasks_of(tasks, "fault-start")
+    stored = _all_tasks_of(tasks, label)
     assert len(stored) == 1
     assert stored[0]["status"]["S"] == "failed"
 
@@ -109,7 +117,7 @@ def test_an_update_whose_write_fails_can_be_retried(tasks: TaskClient) -> None:
 
 def test_an_update_whose_resume_fails_resumes_on_retry(tasks: TaskClient) -> None:
     task_id = tasks.create("confirm_delete", {"filename": "fault-resume.txt"})
-    key = next(iter(tasks.wait_input(task_id)["inputRequests"]))
+    key = next(iter(tasks.wait_held(task_id)["inputRequests"]))  # a token to resume
     answer = {key: elicit_answer({"confirm": True})}
     _, states = api_clients(tasks)
     with fault(states, "sfn", "SendTaskSuccess"):
@@ -125,7 +133,8 @@ def test_an_update_whose_resume_fails_resumes_on_retry(tasks: TaskClient) -> Non
 @pytest.mark.parametrize("operation", ["StopExecution", "SendTaskFailure"])
 def test_a_cancel_whose_interrupt_fails_is_still_durable(tasks: TaskClient, operation: str) -> None:
     if operation == "StopExecution":
-        task_id = tasks.create("slow_compute", {"seconds": 30, "label": "fault-stop"})
+        with on_path(tasks.stack, "step_functions"):  # a direct leg has no execution to stop
+            task_id = tasks.create("slow_compute", {"seconds": 30, "label": "fault-stop"})
         wait_until(lambda: tasks.get(task_id).get("statusMessage"), timeout=5)
     else:
         task_id = tasks.create("confirm_delete", {"filename": "fault-interrupt.txt"})
@@ -142,11 +151,14 @@ def test_a_cancel_whose_interrupt_fails_is_still_durable(tasks: TaskClient, oper
     assert tasks.get(task_id)["status"] == "cancelled"
 
 
-def test_a_worker_whose_outcome_write_fails_ends_failed_not_lost(tasks: TaskClient) -> None:
+def test_a_worker_whose_outcome_write_fails_ends_failed_not_lost(
+    tasks: TaskClient, path: str
+) -> None:
     dynamodb, _ = worker_clients(tasks)
     with fault(dynamodb, "dynamodb", "UpdateItem", times=10):
-        task_id = tasks.create("slow_compute", {"seconds": 0, "label": "fault-finish"})
-        # The leg raises, the execution fails, the reconciler settles the task.
+        task_id = tasks.create("slow_compute", {"seconds": 0, "label": f"fault-finish-{path}"})
+        # The leg raises; the execution fails (or the direct invoke's failure record is sent)
+        # and the reconciler settles the task.
         settled = tasks.wait_terminal(task_id, timeout=10)
     assert settled["status"] == "failed"
     assert settled["error"]["code"] == -32603
@@ -154,7 +166,10 @@ def test_a_worker_whose_outcome_write_fails_ends_failed_not_lost(tasks: TaskClie
 
 def test_a_worker_that_cannot_release_its_token_keeps_its_outcome(tasks: TaskClient) -> None:
     _, states = worker_clients(tasks)
-    with fault(states, "sfn", "SendTaskSuccess") as fired:
+    with (
+        fault(states, "sfn", "SendTaskSuccess") as fired,
+        on_path(tasks.stack, "step_functions"),  # only an execution's leg has a token
+    ):
         task_id = tasks.create("slow_compute", {"seconds": 0, "label": "fault-release"})
         done = tasks.wait_terminal(task_id)
         wait_until(lambda: fired, timeout=5)

@@ -1,9 +1,10 @@
 """Races and failures end to end over HTTP through the embedded stack: a smoke test.
 
 Each test drives the real API handler, the real state machine (moto's interpreter running
-infra/task_runner.asl.json), the real worker and the reconciler. Timing decides which
-interleaving a run hits here, so these check the invariants that hold for every one; each
-interleaving is forced, with its one outcome, in `test_interleavings.py`.
+infra/task_runner.asl.json), the real worker (invoked by the state machine, or asynchronously
+by the API for a direct first leg) and the reconciler. Tests taking `path` run on both paths.
+Timing decides which interleaving a run hits here, so these check the invariants that hold
+for every one; each interleaving is forced, with its one outcome, in `test_interleavings.py`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from mcp_tasks_aws import TaskPolicy, ToolSet
 from mcp_tasks_aws.aws.s3 import S3ResultStore
 from mcp_tasks_aws.config import load_toolset
 from mcp_tasks_aws.local.aws import REGION
+from mcp_tasks_aws.local.lambdas import LAMBDAS
 from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.model import new_task_id
 from mcp_tasks_aws.tasks.worker import LegRunner
@@ -30,6 +32,7 @@ from tasks.conftest import (
     jwt_principal,
     make_record,
     now_ms,
+    on_path,
     wait_until,
 )
 
@@ -59,6 +62,27 @@ def assert_execution_ends(tasks: TaskClient, task_id: str, timeout: float = 5.0)
         lambda: (s := tasks.execution(task_id)["status"]) != "RUNNING" and s, timeout
     )
     return status
+
+
+def assert_work_ends(tasks: TaskClient, task_id: str, path: str) -> str:
+    """The task's execution ends (Step Functions path), or none ever ran it (direct path: a
+    task that asked nothing never has one). Returns the execution's status, or "none"."""
+    if path == "direct":
+        assert LAMBDAS.drain(timeout_s=5)  # the asynchronous invoke ended
+        assert tasks.executions_named(task_id) == []
+        return "none"
+    return assert_execution_ends(tasks, task_id)
+
+
+def leg_handler(legs: LegRunner) -> Any:
+    """A worker handler running `legs`, for either kind of event (direct or in an execution)."""
+
+    def handle(event: dict[str, Any], context: Any) -> dict[str, str]:
+        token = event.get("taskToken")
+        task_id = event["taskId"]
+        return {"outcome": legs.run(task_id, token) if token else legs.run_direct(task_id)}
+
+    return handle
 
 
 def run_concurrently(*calls: Any) -> list[Any]:
@@ -115,7 +139,7 @@ def test_update_racing_cancel_ends_one_way_and_stays(
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.1])
-def test_cancel_racing_completion_settles_once(tasks: TaskClient, delay: float) -> None:
+def test_cancel_racing_completion_settles_once(tasks: TaskClient, delay: float, path: str) -> None:
     # Given a task that finishes almost at once
     task_id = tasks.create("slow_compute", {"seconds": 0.01, "label": f"photo-{delay}"})
     # When it is cancelled around the time it completes
@@ -130,11 +154,13 @@ def test_cancel_racing_completion_settles_once(tasks: TaskClient, delay: float) 
     else:
         assert final["result"]["content"][0]["text"].startswith("Computed photo-")
     assert_stable(tasks, task_id, final)
-    assert_execution_ends(tasks, task_id)
+    assert_work_ends(tasks, task_id, path)
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.05])
-def test_cancel_of_a_working_task_is_final_at_once(tasks: TaskClient, delay: float) -> None:
+def test_cancel_of_a_working_task_is_final_at_once(
+    tasks: TaskClient, delay: float, path: str
+) -> None:
     # Given a task whose tool is starting to report progress
     task_id = tasks.create("slow_compute", {"seconds": 0.3, "label": f"working-{delay}"})
     # When it is cancelled while its leg runs (around its first progress report)
@@ -145,7 +171,7 @@ def test_cancel_of_a_working_task_is_final_at_once(tasks: TaskClient, delay: flo
         task = tasks.get(task_id)
         assert task["status"] == "cancelled", task
         time.sleep(0.1)
-    assert assert_execution_ends(tasks, task_id) in ("ABORTED", "SUCCEEDED")
+    assert assert_work_ends(tasks, task_id, path) in ("ABORTED", "SUCCEEDED", "none")
     record = tasks.store.get(task_id)
     assert record is not None
     assert (record.status, record.result) == ("cancelled", None)
@@ -173,10 +199,10 @@ def test_cancelled_waiting_task_stays_cancelled_and_refuses_answers(tasks: TaskC
 # -- duplicate, stale and partial updates ------------------------------------------------------
 
 
-def test_first_answer_wins_over_a_duplicate_update(tasks: TaskClient) -> None:
+def test_first_answer_wins_over_a_duplicate_update(tasks: TaskClient, path: str) -> None:
     # Given a waiting confirm_delete task
     task_id = tasks.create("confirm_delete", {"filename": "keep.txt"})
-    key = only_key(tasks.wait_input(task_id))
+    key = only_key(tasks.wait_held(task_id))
     # When the client answers "no", then (a retry with another value) "yes"
     first = tasks.update(task_id, {key: elicit_answer({"confirm": False})})
     second = tasks.update(task_id, {key: elicit_answer({"confirm": True})})
@@ -201,14 +227,15 @@ def test_first_answer_wins_over_a_duplicate_update(tasks: TaskClient) -> None:
         before.result,
     )
     assert tasks.get(task_id)["result"]["content"][0]["text"] == "Kept keep.txt."
-    # And the execution ran exactly two legs
-    assert tasks.dispatch.legs[task_id] == 2
+    # And the worker ran exactly two legs (and, on the direct path, the execution's first
+    # invoke, which only attached its token)
+    assert tasks.dispatch.legs[task_id] == (3 if path == "direct" else 2)
 
 
-def test_partial_update_leaves_the_other_request_outstanding(tasks: TaskClient) -> None:
+def test_partial_update_leaves_the_other_request_outstanding(tasks: TaskClient, path: str) -> None:
     # Given a task that asked two questions at once
     task_id = tasks.create("multi_input", {})
-    waiting = tasks.wait_input(task_id)
+    waiting = tasks.wait_held(task_id)
     first_key, second_key = sorted(waiting["inputRequests"])
     # When only one is answered
     answer = tasks.update(task_id, {first_key: elicit_answer({"name": "Ada"})})
@@ -218,7 +245,7 @@ def test_partial_update_leaves_the_other_request_outstanding(tasks: TaskClient) 
     still = tasks.get(task_id)
     assert still["status"] == "input_required", still
     assert set(still["inputRequests"]) == {second_key}
-    assert tasks.dispatch.legs[task_id] == 1
+    assert tasks.dispatch.legs[task_id] == (2 if path == "direct" else 1)
     # When the other is answered, Then the task completes with both answers
     tasks.update(task_id, {second_key: elicit_answer({"name": "Grace"})})
     final = tasks.wait_terminal(task_id)
@@ -231,7 +258,9 @@ def test_partial_update_leaves_the_other_request_outstanding(tasks: TaskClient) 
 # -- duplicate deliveries and retried starts ---------------------------------------------------
 
 
-def test_duplicate_tools_call_delivery_makes_two_tasks_each_run_once(tasks: TaskClient) -> None:
+def test_duplicate_tools_call_delivery_makes_two_tasks_each_run_once(
+    tasks: TaskClient, path: str
+) -> None:
     # Given one tools/call request body
     method = "tools/call"
     params = {"name": "slow_compute", "arguments": {"seconds": 0, "label": "dup"}}
@@ -246,14 +275,15 @@ def test_duplicate_tools_call_delivery_makes_two_tasks_each_run_once(tasks: Task
         final = tasks.wait_terminal(task_id)
         assert final["status"] == "completed", final
         assert final["result"]["content"][0]["text"] == "Computed dup after 0.0s."
-        assert_execution_ends(tasks, task_id)
+        assert_work_ends(tasks, task_id, path)
         assert tasks.dispatch.legs[task_id] == 1
-        assert len(tasks.executions_named(task_id)) == 1
+        assert len(tasks.executions_named(task_id)) == (0 if path == "direct" else 1)
 
 
 def test_retried_start_execution_is_a_no_op(tasks: TaskClient) -> None:
-    # Given a running task
-    task_id = tasks.create("slow_compute", {"seconds": 0.5, "label": "retry-start"})
+    # Given a task running in its execution
+    with on_path(tasks.stack, "step_functions"):
+        task_id = tasks.create("slow_compute", {"seconds": 0.5, "label": "retry-start"})
     record = tasks.store.get(task_id)
     assert record is not None
     # When its execution is started again, with the same and with another leg timeout
@@ -272,7 +302,7 @@ def test_retried_start_execution_is_a_no_op(tasks: TaskClient) -> None:
 # -- lost legs ---------------------------------------------------------------------------------
 
 
-def test_worker_dying_mid_leg_ends_the_task_failed(tasks: TaskClient) -> None:
+def test_worker_dying_mid_leg_ends_the_task_failed(tasks: TaskClient, path: str) -> None:
     # Given a worker that crashes during this task's leg (after reporting progress)
     def crashing(event: dict[str, Any], context: Any) -> Any:
         record = tasks.store.get(event["taskId"])
@@ -294,13 +324,19 @@ def test_worker_dying_mid_leg_ends_the_task_failed(tasks: TaskClient) -> None:
     assert isinstance(final["error"]["message"], str)
     assert final["error"]["message"]
     assert "result" not in final
-    assert tasks.execution(task_id)["status"] == "FAILED"
+    if path == "direct":  # the invoke's on-failure record reached the reconciler
+        assert final["error"]["message"] == "The task's first leg crashed without a result"
+        assert tasks.executions_named(task_id) == []
+    else:
+        assert tasks.execution(task_id)["status"] == "FAILED"
     # And tasks/get keeps answering the same
     assert_stable(tasks, task_id, final)
     assert tasks.dispatch.legs[task_id] == 1
 
 
 def test_leg_running_past_its_timeout_ends_the_task_failed(tasks: TaskClient) -> None:
+    # (Step Functions path: the execution's RunLeg times out; see the next test for a
+    # direct leg, which the worker function's own timeout ends.)
     # Given a task whose worker never reports back, run with a one-second leg timeout
     record = make_record(arguments={"seconds": 0, "label": "hang"})
     tasks.store.put_new(record)
@@ -317,6 +353,34 @@ def test_leg_running_past_its_timeout_ends_the_task_failed(tasks: TaskClient) ->
     )
     assert any(e["type"] == "TaskTimedOut" for e in history["events"])
     assert_stable(tasks, record.task_id, final)
+
+
+def test_direct_leg_running_past_the_function_timeout_ends_the_task_failed(
+    tasks: TaskClient,
+) -> None:
+    # Given a direct leg that hangs, with the worker's timeout at one second
+    def hanging(event: dict[str, Any], context: Any) -> Any:
+        time.sleep(2.5)
+        return {"outcome": "done"}
+
+    tasks.dispatch.by_label["hang-direct"] = hanging
+    worker = tasks.stack.aws.function_name("WorkerFunction")
+    started = time.monotonic()
+    try:
+        with LAMBDAS.timeout(worker, 1.0), on_path(tasks.stack, "direct"):
+            task_id = tasks.create("slow_compute", {"seconds": 0, "label": "hang-direct"})
+            # When Lambda ends the invoke, Then its failure record fails the task
+            final = tasks.wait_terminal(task_id, timeout=6)
+    finally:
+        del tasks.dispatch.by_label["hang-direct"]
+    assert final["status"] == "failed", final
+    assert final["error"] == {
+        "code": -32603,
+        "message": "The task's first leg timed out without a result",
+    }
+    assert time.monotonic() - started >= 0.9
+    assert tasks.executions_named(task_id) == []
+    assert_stable(tasks, task_id, final)
 
 
 # -- expiry and ownership ----------------------------------------------------------------------
@@ -359,7 +423,7 @@ def test_foreign_task_answers_exactly_like_a_missing_one(tasks: TaskClient) -> N
     # Given alice's waiting task
     alice, bob = jwt("alice"), jwt("bob")
     task_id = tasks.create("confirm_delete", {"filename": "alice.txt"}, token=alice)
-    key = only_key(tasks.wait_input(task_id, token=alice))
+    key = only_key(tasks.wait_held(task_id, token=alice))
     record = tasks.store.get(task_id)
     assert record is not None
     assert record.owner == jwt_principal("alice")
@@ -405,9 +469,7 @@ def test_result_over_the_item_budget_goes_to_s3_and_get_inlines_it(tasks: TaskCl
     legs = LegRunner(
         tasks.store, tasks.runner, load_toolset("conformance"), results=results, result_budget=10
     )
-    tasks.dispatch.by_label["big-result"] = lambda event, context: {
-        "outcome": legs.run(event["taskId"], event["taskToken"])
-    }
+    tasks.dispatch.by_label["big-result"] = leg_handler(legs)
     try:
         task_id = tasks.create("slow_compute", {"seconds": 0, "label": "big-result"})
         final = tasks.wait_terminal(task_id)
@@ -441,9 +503,7 @@ def test_a_400_kb_result_is_offloaded_and_returned_whole(tasks: TaskClient) -> N
         big,
         results=S3ResultStore(boto3.client("s3", region_name=REGION), tasks.stack.aws.bucket_name),
     )
-    tasks.dispatch.by_label["huge-result"] = lambda event, context: {
-        "outcome": legs.run(event["taskId"], event["taskToken"])
-    }
+    tasks.dispatch.by_label["huge-result"] = leg_handler(legs)
     try:
         task_id = tasks.create("slow_compute", {"seconds": 0, "label": "huge-result"})
         final = tasks.wait_terminal(task_id)

@@ -368,8 +368,11 @@ def test_when_nothing_can_end_an_unstarted_task_it_is_said_in_the_log(
     ("age_ms", "floor", "ceiling", "expected"),
     [
         (0, 500, 10_000, 500),  # a new task may end any moment
-        (4_000, 500, 10_000, 500),
-        (20_000, 500, 10_000, 2_000),  # a tenth of its age
+        (9_999, 500, 10_000, 500),
+        (10_000, 500, 10_000, 1_000),  # about a tenth of its age, in doubling steps
+        (30_000, 500, 10_000, 2_000),
+        (40_000, 500, 10_000, 4_000),
+        (99_999, 500, 10_000, 8_000),
         (100_000, 500, 10_000, 10_000),
         (3_600_000, 500, 10_000, 10_000),  # never past the ceiling
         (3_600_000, 500, None, 500),  # no ceiling: fixed (records from before adaptive polling)
@@ -393,6 +396,16 @@ def test_the_poll_interval_grows_with_the_tasks_age_within_the_servers_bounds() 
         seen.append(domain.service.get(ALICE, task_id).poll_interval_ms)
         domain.clock.advance(40_000)
     assert seen == [500, 4_000, 8_000, 10_000]
+    # Waiting for input or ended, nothing changes until the client acts: the longest interval
+    domain.service.cancel(ALICE, task_id)
+    assert domain.service.get(ALICE, task_id).poll_interval_ms == 10_000
+
+
+def test_a_task_waiting_for_input_suggests_the_longest_interval() -> None:
+    domain = Domain()
+    task_id = domain.create("confirm", {"name": "x"})
+    domain.run_leg(task_id)
+    assert domain.service.get(ALICE, task_id).poll_interval_ms == 10_000
 
 
 def test_a_tool_sets_its_own_poll_interval_bounds() -> None:

@@ -4,11 +4,13 @@
 - S3: the result bucket.
 - Step Functions: the state machine from the real ASL file (`DefinitionUri`), its
   `DefinitionSubstitutions` resolved, run by moto's interpreter (`execute_state_machine`).
-- Lambda: moto cannot run code without Docker, so `lambda:invoke` from the state machine is
-  routed to the real handler modules, in-process (exceptions become the `Unhandled` error
-  envelope AWS returns, so Retry/Catch behave as deployed), under each function's `Timeout`
-  from the template (`function_timeouts`): a handler still running then is interrupted and the
-  invoker gets Lambda's `Sandbox.Timedout` error.
+- Lambda: moto cannot run code without Docker, so every invoke is routed to the real handler
+  modules, in-process (`local.lambdas`): the state machine's `lambda:invoke` synchronously
+  (exceptions become the `Unhandled` error envelope AWS returns, so Retry/Catch behave as
+  deployed), the API's direct legs (`InvocationType=Event`) in a thread each, with the
+  function's retries and on-failure destination from the template. Either way each function's
+  `Timeout` from the template (`function_timeouts`) holds: a handler still running then is
+  interrupted and the invoker gets Lambda's `Sandbox.Timedout` error.
 - EventBridge: moto does not deliver "Execution Status Change" events, so a watcher thread
   polls for FAILED / TIMED_OUT / ABORTED executions and calls the reconcile handler with the
   event shape EventBridge would deliver.
@@ -24,17 +26,16 @@ import os
 import secrets
 import threading
 import time
-import traceback
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcp_tasks_aws.local.lambdas import DEFAULT_TIMEOUT_S, LAMBDAS, AsyncSettings
+
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
-DEFAULT_TIMEOUT_S = 3.0
-"""Lambda's own default when a function sets no Timeout."""
 logger = logging.getLogger("mcp_tasks_aws.local")
 
 Handler = Callable[[dict[str, Any], Any], Any]
@@ -49,50 +50,6 @@ def _fake_credentials() -> None:
     os.environ.pop("AWS_SESSION_TOKEN", None)
 
 
-class _InProcessLambdas:
-    """The registry `lambda:invoke` is routed to: function name -> Python handler."""
-
-    def __init__(self) -> None:
-        self.handlers: dict[str, Handler] = {}
-        self.timeouts: dict[str, float] = {}
-
-    def invoke(self, function_name: str, body: Any, response_headers: dict[str, str]) -> bytes:
-        from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext
-        from mcp_tasks_aws.local.lambda_runtime import (
-            FunctionTimedOut,
-            call_with_timeout,
-            timeout_error,
-        )
-
-        name = function_name.rsplit(":function:", 1)[-1].split(":", 1)[0]
-        handler = self.handlers.get(name)
-        if handler is None:
-            response_headers["x-amz-function-error"] = "Unhandled"
-            return json.dumps(
-                {"errorType": "ResourceNotFoundException", "errorMessage": f"no function {name}"}
-            ).encode()
-        event = json.loads(body) if body else {}
-        timeout = self.timeouts.get(name, DEFAULT_TIMEOUT_S)
-        context = LocalLambdaContext(function_name=name, timeout_s=timeout)
-        try:
-            result = call_with_timeout(handler, event, context, timeout)
-        except FunctionTimedOut:
-            response_headers["x-amz-function-error"] = "Unhandled"
-            return json.dumps(timeout_error(timeout)).encode()
-        except Exception as exc:
-            # What Lambda returns for an unhandled exception.
-            response_headers["x-amz-function-error"] = "Unhandled"
-            return json.dumps(
-                {
-                    "errorType": type(exc).__name__,
-                    "errorMessage": str(exc),
-                    "stackTrace": traceback.format_exception(exc)[-3:],
-                }
-            ).encode()
-        return json.dumps(result).encode()
-
-
-LAMBDAS = _InProcessLambdas()
 _patched = False
 _dynamodb_serialised = False
 _DYNAMODB_LOCK = threading.RLock()
@@ -199,6 +156,9 @@ def _patch_moto_lambda() -> None:
         headers: Any,
         response_headers: Any,
     ) -> bytes:
+        if headers.get("X-Amz-Invocation-Type") == "Event":
+            LAMBDAS.invoke_event(function_name, body)  # moto answers 202 for the queued event
+            return b""
         return LAMBDAS.invoke(function_name, body, response_headers)
 
     LambdaSimpleBackend.invoke = invoke  # type: ignore[method-assign]
@@ -216,6 +176,9 @@ class LocalAws:
     environment: dict[str, str]
     function_handlers: dict[str, str]  # logical id -> "handlers.module.function"
     function_timeouts: dict[str, float] = field(default_factory=dict)  # logical id -> seconds
+    function_environments: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Logical id -> the function's environment (Globals and its own, as the template sets)."""
+    async_settings: dict[str, AsyncSettings] = field(default_factory=dict)
     _mock: Any = None
     _watcher: threading.Thread | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -226,7 +189,8 @@ class LocalAws:
     def register(self, logical_id: str, handler: Handler) -> None:
         name = self.function_name(logical_id)
         LAMBDAS.handlers[name] = handler
-        LAMBDAS.timeouts[name] = self.function_timeouts.get(logical_id, DEFAULT_TIMEOUT_S)
+        if logical_id in self.async_settings:
+            LAMBDAS.settings[name] = self.async_settings[logical_id]
 
     def watch_executions(self, reconcile: Handler, interval: float = 0.25) -> None:
         """Deliver lost-execution events to `reconcile`, as the template's EventBridge rule does."""
@@ -276,9 +240,12 @@ class LocalAws:
         self._stop.set()
         if self._watcher is not None:
             self._watcher.join(timeout=5)
+        # Legs still running would call AWS once the mock is gone: give them a moment.
+        if not LAMBDAS.drain(timeout_s=5):
+            logger.warning("asynchronous invokes still running as the local stack stops")
         for logical_id in self.function_handlers:
             LAMBDAS.handlers.pop(self.function_name(logical_id), None)
-            LAMBDAS.timeouts.pop(self.function_name(logical_id), None)
+            LAMBDAS.settings.pop(self.function_name(logical_id), None)
         if self._mock is not None:
             self._mock.stop()
             self._mock = None
@@ -384,12 +351,11 @@ def start_local_aws(template_path: Path, parameters: dict[str, str] | None = Non
     )
 
     # The functions' environment, as the template sets it (secrets are generated locally).
-    globals_env = template.get("Globals", {}).get("Function", {}).get("Environment", {})
+    function_globals = template.get("Globals", {}).get("Function", {})
     environment: dict[str, str] = {}
-    for name, value in globals_env.get("Variables", {}).items():
+    for name, value in function_globals.get("Environment", {}).get("Variables", {}).items():
         environment[name] = str(resolve(value))
     environment["MCP_TASKS_STATE_MACHINE_ARN"] = machine_arn
-    function_globals = template.get("Globals", {}).get("Function", {})
     timeouts = {
         logical: float(
             resolve(
@@ -400,6 +366,23 @@ def start_local_aws(template_path: Path, parameters: dict[str, str] | None = Non
         )
         for logical in functions
     }
+    function_environments: dict[str, dict[str, str]] = {}
+    async_settings: dict[str, AsyncSettings] = {}
+    for logical in functions:
+        properties = resources[logical]["Properties"]
+        own = properties.get("Environment", {}).get("Variables", {})
+        function_environments[logical] = {
+            **environment,
+            **{name: str(resolve(value)) for name, value in own.items()},
+        }
+        invoke_config = properties.get("EventInvokeConfig", {})
+        on_failure = invoke_config.get("DestinationConfig", {}).get("OnFailure", {})
+        async_settings[logical] = AsyncSettings(
+            arn=attribute(logical, "Arn"),
+            timeout_s=timeouts[logical],
+            maximum_retry_attempts=int(invoke_config.get("MaximumRetryAttempts", 2)),
+            on_failure=str(resolve(on_failure["Destination"])) if on_failure else None,
+        )
     return LocalAws(
         stack_name=stack,
         table_name=table_name,
@@ -408,5 +391,7 @@ def start_local_aws(template_path: Path, parameters: dict[str, str] | None = Non
         environment=environment,
         function_handlers=functions,
         function_timeouts=timeouts,
+        function_environments=function_environments,
+        async_settings=async_settings,
         _mock=mock,
     )

@@ -130,8 +130,9 @@ class EmbeddedStack:
 
     Starts moto with the template's resources (see `local.aws`), builds one `App` per function
     from explicit settings (each with its own AWS clients, as each is its own process when
-    deployed), routes the state machine's `lambda:invoke` to the real worker handler, and
-    serves the real API handler over HTTP. Nothing is written to `os.environ` but Powertools'
+    deployed), routes invokes to the real worker and reconcile handlers (the state machine's
+    `lambda:invoke`, the API's direct legs and their on-failure records), and serves the real
+    API handler over HTTP. Nothing is written to `os.environ` but Powertools'
     local switches (`POWERTOOLS_LOCAL_DEFAULTS`), and the handler modules are imported once.
 
     `env` holds MCP_TASKS_* variables as the functions would read them (see `config`);
@@ -163,6 +164,8 @@ class EmbeddedStack:
             PROJECT_ROOT / "template.yaml", {"ToolsModule": local["MCP_TASKS_TOOLS"]}
         )
         # Resource names come from the template; local settings (and overrides) win otherwise.
+        # Each function gets its own environment, as deployed (only the API function names
+        # the worker to invoke directly, for one).
         self.environment = {**self.aws.environment, **local}
         self.settings = Settings.from_env(self.environment)
         try:
@@ -171,14 +174,19 @@ class EmbeddedStack:
             self.aws.stop()
             raise
 
-        def app() -> App:
-            return App(self.settings, clients=Clients(local_session()), toolset=toolset)
+        def app(logical_id: str) -> App:
+            env = {**self.aws.function_environments.get(logical_id, {}), **local}
+            return App(Settings.from_env(env), clients=Clients(local_session()), toolset=toolset)
 
-        self.api_app, self.worker_app, self.reconcile_app = app(), app(), app()
+        self.api_app = app("ApiFunction")
+        self.worker_app = app("WorkerFunction")
+        self.reconcile_app = app("ReconcileFunction")
         self.api_handler = _without_metric_backlog("api", self.api_app)
         self.worker_handler = _without_metric_backlog("worker", self.worker_app)
         self.reconcile_handler = _without_metric_backlog("reconcile", self.reconcile_app)
         self.aws.register("WorkerFunction", self.worker_handler)
+        # The worker's failed direct legs reach the reconciler as its on-failure destination.
+        self.aws.register("ReconcileFunction", self.reconcile_handler)
         self.aws.watch_executions(self.reconcile_handler)
         # In AuthMode OAUTH the route has no authorizer: the function checks tokens itself.
         self.app = LambdaHttpApp(

@@ -87,7 +87,14 @@ class TaskRecord:
         return has_expired(self.expires_at, now_ms)
 
     def poll_interval_at(self, now_ms: int) -> int:
-        """The `pollIntervalMs` to suggest at `now_ms` (see :func:`suggested_poll_interval`)."""
+        """The `pollIntervalMs` to suggest at `now_ms`.
+
+        A working task: by its age (:func:`suggested_poll_interval`). A task waiting for input
+        or ended: the longest interval, as nothing changes until the client acts (a client
+        that answers looks again at once, whatever the hint).
+        """
+        if self.visible_status != "working":
+            return max(self.poll_interval_ms, self.poll_interval_max_ms or 0)
         return suggested_poll_interval(
             now_ms - self.created_at, self.poll_interval_ms, self.poll_interval_max_ms
         )
@@ -180,13 +187,18 @@ def suggested_poll_interval(age_ms: int, floor_ms: int, ceiling_ms: int | None) 
     """How long a client should wait between `tasks/get` polls of a task `age_ms` old.
 
     The interval grows with the task's age, from `floor_ms` (a new task, which may end any
-    moment) to `ceiling_ms` (a task running for minutes): a tenth of the age within those
-    bounds. With a floor of 500 ms and a ceiling of 10 s, a task is polled twice a second for
-    its first 5 s and every 10 s after 100 s; a 5-minute task about 60 times instead of 300.
+    moment) to `ceiling_ms` (a task running for minutes): about a tenth of the age, in steps
+    that double from the floor (so it changes rarely), within those bounds. With a floor of
+    500 ms and a ceiling of 10 s: 500 ms for the first 10 s, 1 s until 20 s, 2 s until 40 s,
+    4 s until 80 s, 8 s until 100 s, then 10 s; a 5-minute task is polled about 50 times
+    instead of 300 at a fixed second.
     """
     if ceiling_ms is None or ceiling_ms <= floor_ms:
         return floor_ms
-    return max(floor_ms, min(ceiling_ms, max(0, age_ms) // POLL_AGE_DIVISOR))
+    interval = floor_ms
+    while interval * 2 <= max(0, age_ms) // POLL_AGE_DIVISOR and interval * 2 < ceiling_ms:
+        interval *= 2
+    return ceiling_ms if age_ms // POLL_AGE_DIVISOR >= ceiling_ms else interval
 
 
 def encode_json(value: Any) -> str:
