@@ -6,6 +6,7 @@ uses) and plays a scripted sequence of `tasks/get` answers.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -21,7 +22,7 @@ from mcp_tasks_aws.client.errors import (
     TaskInputError,
     TaskNotFoundError,
 )
-from mcp_tasks_aws.client.polling import PollPolicy
+from mcp_tasks_aws.client.polling import Backoff, PollPolicy
 from mcp_tasks_aws.client.waiter import TaskProgress, WaitOptions, wait_for_task
 from mcp_tasks_aws.client.wire import TaskAck, TaskSnapshot
 
@@ -240,3 +241,39 @@ async def test_cancelling_the_wait_can_leave_the_task_running() -> None:
     with anyio.move_on_after(0.05):
         await run(session, cancel_if_abandoned=False)
     assert set(session.methods()) == {"tasks/get"}
+
+
+class HintLog(PollPolicy):
+    """A cadence that records the hint of each response it paces by (and waits 1 ms)."""
+
+    def __init__(self) -> None:
+        super().__init__(floor=0.001, cap=0.005, default=0.001, jitter=0.0)
+        object.__setattr__(self, "hints", [])
+
+    def backoff(self, rng: Any = None) -> Backoff:
+        hints: list[Any] = self.hints  # type: ignore[attr-defined]
+
+        class Recording(Backoff):
+            def next_delay(self, poll_interval_ms: int | float | None) -> float:
+                hints.append(poll_interval_ms)
+                return 0.001
+
+        return Recording(self, random.Random(0))
+
+
+async def test_the_wait_paces_each_poll_by_the_latest_hint_as_it_grows() -> None:
+    # Given a server whose suggested interval grows with the task's age (adaptive polling)
+    session = FakeSession(
+        [
+            task("working", pollIntervalMs=500),
+            task("working", pollIntervalMs=1000),
+            task("working", pollIntervalMs=4000),
+            task("completed", pollIntervalMs=10000, result={"content": []}),
+        ]
+    )
+    policy = HintLog()
+    # When the client waits by polling
+    with anyio.fail_after(5):
+        await wait_for_task(cast(ClientSession, session), "t1", options=WaitOptions(policy=policy))
+    # Then each sleep followed the hint of the answer just read, not the first one
+    assert policy.hints == [500, 1000, 4000]  # type: ignore[attr-defined]
