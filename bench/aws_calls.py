@@ -1,11 +1,13 @@
-"""AWS calls per MCP operation, on the embedded stack over HTTP.
+"""AWS calls per MCP operation, on the embedded stack over HTTP, on both paths.
 
 The embedded stack (moto in this process, the conformance tools) serves each request with the
-real `handlers/api.py`. A botocore `before-call.*.*` hook on the API module's own DynamoDB and
-Step Functions clients records every API call it makes (one per call, whatever the retries);
-the worker and the reconciler have clients of their own, which are not counted. Requests are
-sent one at a time, so the calls recorded between sending a request and reading its answer are
-the calls that request cost.
+real `handlers/api.py`. A botocore `before-call.*.*` hook on the API function's own DynamoDB,
+Step Functions and Lambda clients records every API call it makes (one per call, whatever the
+retries); the worker and the reconciler have clients of their own, which are not counted.
+Requests are sent one at a time, so the calls recorded between sending a request and reading
+its answer are the calls that request cost. Each operation is measured on the direct path
+(first legs run by an asynchronous invoke of the worker, as deployed) and on the Step
+Functions path (every leg in an execution, as for a tool with `direct=False`).
 
 Targets: a task-creating tools/call <= 2, tasks/get 1, tasks/update <= 2 (the update that
 resumes the task and a partial one, which answers one of two outstanding requests),
@@ -63,8 +65,11 @@ class Harness:
 
         self.stack = stack
         self.client = McpHttpClient(stack.url)
+        app = stack.api_app
         try:
-            clients = [stack.api_app.store.client, stack.api_app.runner.client]
+            clients = [app.store.client, app.runner.client]
+            if app.direct_legs is not None:
+                clients.append(app.direct_legs.client)
         except AttributeError as exc:
             raise McpHttpError(f"cannot find the API function's AWS clients: {exc}") from exc
         self.counter = CallCounter(clients)
@@ -87,6 +92,16 @@ class Harness:
         import boto3
 
         self.sfn = boto3.client("stepfunctions", region_name="us-east-1")
+
+    def wait_held(self, task_id: str, timeout: float = SETTLE_TIMEOUT_S) -> None:
+        """Wait until an execution's token is on the task (a task its direct leg parked shows
+        input_required a moment before its execution attaches)."""
+        store = self.stack.worker_app.store
+        deadline = time.monotonic() + timeout
+        while not (record := store.get(task_id)) or not record.task_token:
+            if time.monotonic() > deadline:
+                raise McpHttpError(f"no execution holds task {task_id} after {timeout}s")
+            time.sleep(0.01)
 
     def execution_arn(self, task_id: str) -> str:
         base = self.stack.aws.state_machine_arn.replace(":stateMachine:", ":execution:", 1)
@@ -119,12 +134,22 @@ class Harness:
         return False
 
 
+PATHS = {
+    "direct": "direct path (first leg: asynchronous invoke)",
+    "step_functions": "Step Functions path (every leg in an execution)",
+}
+
+
 @contextmanager
-def embedded_stack() -> Iterator[Harness]:
-    """Start the embedded stack (conformance tools) on a free loopback port."""
+def embedded_stack(path: str = "direct") -> Iterator[Harness]:
+    """Start the embedded stack (conformance tools) on a free loopback port, its first legs
+    run directly (`direct`, as deployed) or in an execution (`step_functions`)."""
     from mcp_tasks_aws.local.server import EmbeddedStack
 
-    with EmbeddedStack(host="127.0.0.1", env={"MCP_TASKS_TOOLS": "conformance"}) as stack:
+    env = {"MCP_TASKS_TOOLS": "conformance"}
+    if path == "step_functions":
+        env["MCP_TASKS_WORKER_FUNCTION"] = ""  # no direct legs: every task on Step Functions
+    with EmbeddedStack(host="127.0.0.1", env=env) as stack:
         harness = Harness(stack)
         try:
             yield harness
@@ -182,6 +207,7 @@ def measure(h: Harness) -> list[Row]:
     keys = sorted(waiting["inputRequests"])
     if len(keys) != 2:
         raise McpHttpError(f"multi_input should ask two things: {waiting}")
+    h.wait_held(task_id)  # answered as a person would: once the execution waits on its token
     _, calls = counter.measure(lambda: client.get_task(task_id))
     rows.append(Row("tasks/get (input_required)", calls, 1, exact=True))
     update = {"taskId": task_id}
@@ -205,6 +231,7 @@ def measure(h: Harness) -> list[Row]:
     # tasks/cancel of a task waiting for input (no compute running).
     task_id = task_id_of(client.call_tool("confirm_delete", {"filename": "notes.txt"}))
     client.wait_for_task(task_id, {"input_required"}, also="inputRequests")
+    h.wait_held(task_id)
     _, calls = counter.measure(lambda: client.request("tasks/cancel", {"taskId": task_id}))
     rows.append(Row("tasks/cancel (input_required)", calls, 2))
     client.wait_for_task(task_id, {"cancelled"})
@@ -257,20 +284,25 @@ def measure_legacy(h: Harness) -> list[Row]:
 
 
 def main(args: argparse.Namespace) -> int:
+    measured: dict[str, list[Row]] = {}
     try:
-        with embedded_stack() as harness:
-            rows = measure(harness)
-            rows += measure_legacy(harness)
+        for path in PATHS:
+            with embedded_stack(path) as harness:
+                measured[path] = measure(harness)
+                if path == "direct":  # as deployed: 2025-11-25 sessions' tasks too
+                    measured[path] += measure_legacy(harness)
     except McpHttpError as exc:
         print(f"FAILED {exc}")
         return 1
     print("AWS API calls made by the API function while serving one request (embedded stack)")
-    width = max(len(row.operation) for row in rows) + 2
-    print(f"{'operation':<{width}}{'calls':>5}  {'target':<7} {'verdict':<8}names")
-    for row in rows:
-        names = ", ".join(row.calls) or "-"
-        print(
-            f"{row.operation:<{width}}{len(row.calls):>5}  {row.target_text:<7} "
-            f"{row.verdict:<8}{names}"
-        )
+    for path, rows in measured.items():
+        print(f"-- {PATHS[path]}")
+        width = max(len(row.operation) for row in rows) + 2
+        print(f"{'operation':<{width}}{'calls':>5}  {'target':<7} {'verdict':<8}names")
+        for row in rows:
+            names = ", ".join(row.calls) or "-"
+            print(
+                f"{row.operation:<{width}}{len(row.calls):>5}  {row.target_text:<7} "
+                f"{row.verdict:<8}{names}"
+            )
     return 0

@@ -7,7 +7,8 @@ Each case is a new `python -c` process timed from spawn to exit; the cases run i
               `server/discover` and an inline `tools/call` (demo `text_stats`); both checked.
 - api-import: the same import, no request (the difference is what handling costs).
 - api-task:   `api`, then what the first task operation adds: the function creates its
-              DynamoDB and Step Functions clients on first use (inline requests never do),
+              DynamoDB and Lambda clients on first use (inline requests never do; a task's
+              first leg runs directly, so Step Functions waits for an update or a cancel),
               so this is the cold start of an environment whose first request makes a task
               (less the two AWS calls themselves, which need a network).
 - api-legacy: import, then a 2025-11-25 `initialize` (checked): what a legacy client's first
@@ -104,7 +105,7 @@ if not result or result.get("isError") or "content" not in result:
 
 _FORCE_CLIENTS = """
 api.app.store.client.meta  # the first attribute access creates each client
-api.app.runner.client.meta
+api.app.direct_legs.client.meta
 """
 
 _FLOOR = """

@@ -45,6 +45,8 @@ def deployed_environment(**overrides: str) -> dict[str, str]:
                 "arn:aws:states:us-east-1:123456789012:stateMachine:mcp-tasks-bench-tasks"
             ),
             "MCP_TASKS_RESULT_BUCKET": "mcp-tasks-bench-results",
+            # The API function's own variable (template.yaml): first legs run directly.
+            "MCP_TASKS_WORKER_FUNCTION": "mcp-tasks-bench-WorkerFunction",
             "PYDANTIC_DISABLE_PLUGINS": "__all__",
             "POWERTOOLS_SERVICE_NAME": "mcp-tasks-aws",
             "POWERTOOLS_METRICS_NAMESPACE": "McpTasksAws",

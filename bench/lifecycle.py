@@ -5,15 +5,17 @@ answers a CreateTaskResult, then `tasks/get` every 10 ms until the task is compl
 from sending the call to reading the completed task, N runs (after a few unmeasured warm-up
 runs), median and p90.
 
-The same lifecycle from a 2025-11-25 session (seed 000's tasks) runs on the same server,
-interleaved run by run with the modern one: `tools/call` with `params.task`, `tasks/get`
-every 10 ms until completed, then `tasks/result` (that revision's `tasks/get` carries no
-result). Its ratio to the modern lifecycle is printed.
+The same lifecycle from a 2025-11-25 session (seed 000's tasks) runs on the direct-path
+server, interleaved run by run with the modern one: `tools/call` with `params.task`,
+`tasks/get` every 10 ms until completed, then `tasks/result` (that revision's `tasks/get`
+carries no result). Its ratio to the modern lifecycle is printed.
 
-Both servers run as child processes on a free 127.0.0.1 port and are driven by the same
+The servers run as child processes on a free 127.0.0.1 port and are driven by the same
 client code in this process (bench/mcp_client.py):
-- ours: the embedded stack (`python -m mcp_tasks_aws.local.server`, conformance tools): the
-  real handlers, DynamoDB and Step Functions on moto, the worker invoked in-process;
+- ours, twice: the embedded stack (`python -m mcp_tasks_aws.local.server`, conformance
+  tools): the real handlers, DynamoDB and Step Functions on moto, the worker invoked
+  in-process; once with first legs run directly (an asynchronous invoke, as deployed), once
+  with every leg in a Step Functions execution (`MCP_TASKS_WORKER_FUNCTION` empty);
 - FastMCP 4 with fastmcp-tasks on its in-memory backend (bench/fastmcp_side.py), from a side
   virtualenv this section installs into .tools/fastmcp-venv on first use.
 
@@ -176,26 +178,41 @@ def measure(url: str, label: str, runs: int) -> Samples:
     return samples
 
 
-def ours(runs: int) -> tuple[Samples, Samples]:
-    """Both eras' lifecycles on one embedded stack, interleaved run by run."""
+OURS = {
+    "direct": "mcp-tasks-aws, direct leg (embedded)",
+    "step_functions": "mcp-tasks-aws, Step Functions (embedded)",
+}
+
+
+def ours(runs: int, path: str) -> tuple[Samples, Samples | None]:
+    """The lifecycle on one embedded stack; on the direct path (as deployed) a 2025-11-25
+    session's too, interleaved run by run."""
     port = free_port()
     argv = [PYTHON, "-m", "mcp_tasks_aws.local.server", "--host", "127.0.0.1", "--port", str(port)]
     # The stack makes its own table, state machine, bucket and state secret: the deployed
     # function's names and secret ARN (which would win over them) must not reach it.
     env = {k: v for k, v in deployed_environment().items() if not k.startswith("MCP_TASKS_")}
     env["MCP_TASKS_TOOLS"] = "conformance"
+    if path == "step_functions":
+        env["MCP_TASKS_WORKER_FUNCTION"] = ""  # no direct legs: every leg in an execution
     url = f"http://127.0.0.1:{port}/mcp"
     with server_process(argv, env, url):
-        modern, legacy = McpHttpClient(url), LegacyHttpClient(url)
-        legacy.connect()
-        samples = Samples("mcp-tasks-aws (embedded, moto)")
-        legacy_samples = Samples("mcp-tasks-aws, 2025-11-25 session")
+        modern = McpHttpClient(url)
+        samples = Samples(OURS[path])
+        legacy: LegacyHttpClient | None = None
+        legacy_samples: Samples | None = None
+        if path == "direct":
+            legacy = LegacyHttpClient(url)
+            legacy.connect()
+            legacy_samples = Samples("mcp-tasks-aws, 2025-11-25 session")
         for _ in range(WARMUP_RUNS):
             lifecycle(modern, None)
-            legacy_lifecycle(legacy, None)
+            if legacy is not None:
+                legacy_lifecycle(legacy, None)
         for _ in range(runs):
             lifecycle(modern, samples)
-            legacy_lifecycle(legacy, legacy_samples)
+            if legacy is not None:
+                legacy_lifecycle(legacy, legacy_samples)
         return samples, legacy_samples
 
 
@@ -232,7 +249,8 @@ def _row(s: Samples, width: int) -> str:
 def main(args: argparse.Namespace) -> int:
     runs = max(1, args.lifecycle_runs)
     try:
-        mine, mine_legacy = ours(runs)
+        mine, mine_legacy = ours(runs, "direct")
+        machine, _ = ours(runs, "step_functions")
     except (McpHttpError, ServerFailed) as exc:
         print(f"FAILED mcp-tasks-aws: {exc}")
         return 1
@@ -249,7 +267,9 @@ def main(args: argparse.Namespace) -> int:
         f"every {POLL_INTERVAL_S * 1000:.0f} ms until completed; {runs} runs after "
         f"{WARMUP_RUNS} warm-up"
     )
-    measured = [mine, mine_legacy] + ([theirs] if theirs else [])
+    measured = (
+        [mine, machine] + ([mine_legacy] if mine_legacy else []) + ([theirs] if theirs else [])
+    )
     width = max(len(s.label) for s in measured) + 2
     print(
         f"{'server':<{width}}{'median ms':>10}{'p90 ms':>9}{'tools/call ms':>14}"
@@ -258,14 +278,18 @@ def main(args: argparse.Namespace) -> int:
     for s in measured:
         print(_row(s, width))
     print("(tools/call, tasks/get: median latency of one request; polls: mean per lifecycle)")
-    legacy_ratio = median_ms(mine_legacy.total) / median_ms(mine.total)
-    print(
-        f"ratio 2025-11-25/2026-07-28 (median lifecycle, same server): {legacy_ratio:.2f}  "
-        "(the 2025-11-25 one adds tasks/result and a session read per request)"
-    )
+    ratio = median_ms(mine.total) / median_ms(machine.total)
+    print(f"ratio direct/Step Functions (median lifecycle): {ratio:.2f}")
+    if mine_legacy is not None:
+        legacy_ratio = median_ms(mine_legacy.total) / median_ms(mine.total)
+        print(
+            f"ratio 2025-11-25/2026-07-28 (median lifecycle, same server): {legacy_ratio:.2f}  "
+            "(the 2025-11-25 one adds tasks/result and a session read per request)"
+        )
     if theirs is None:
         print(f"skipped: {skipped}")
     else:
-        ratio = median_ms(mine.total) / median_ms(theirs.total)
-        print(f"ratio ours/FastMCP (median lifecycle): {ratio:.2f}  (no target: informational)")
+        for s in (mine, machine):
+            ratio = median_ms(s.total) / median_ms(theirs.total)
+            print(f"ratio {s.label} / FastMCP (median lifecycle): {ratio:.2f}  (informational)")
     return 0

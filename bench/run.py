@@ -14,6 +14,7 @@ from types import ModuleType
 
 import aws_calls
 import cold_start
+import costs
 import lifecycle
 import load
 import transitions
@@ -24,6 +25,7 @@ SECTIONS: dict[str, ModuleType] = {
     "transitions": transitions,
     "lifecycle": lifecycle,
     "load": load,
+    "costs": costs,
 }
 
 

@@ -1,10 +1,13 @@
 """Step Functions state transitions per task (what Standard workflows bill), embedded stack.
 
-Each task runs as one execution named after the task. After the task ends and its execution
-has finished, the execution's history is read and its `*StateEntered` events counted (one per
-state transition). Cases: slow_compute with seconds 0 (one leg; target <= 3) and
-confirm_delete with one round of input (two legs; target <= 3 + 2). A MISS is reported, not
-failed; a task or execution that does not end as expected fails the section.
+A task that has an execution has one, named after the task. After the task ends and its
+execution has finished, the execution's history is read and its `*StateEntered` events counted
+(one per state transition). Cases, on both paths: slow_compute with seconds 0 (one leg;
+target 0 on the direct path, where no execution exists, <= 3 on the Step Functions path) and
+confirm_delete with one round of input (target <= 3 + 2 on both: on the direct path the first
+leg runs without the machine, and the execution it starts only attaches its token before the
+answer). A MISS is reported, not failed; a task or execution that does not end as expected
+fails the section.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
-from aws_calls import Harness, embedded_stack
+from aws_calls import PATHS, Harness, embedded_stack
 from mcp_client import McpHttpError, task_id_of
 
 
@@ -43,6 +46,11 @@ def history(h: Harness, task_id: str) -> list[dict[str, Any]]:
 
 
 def case(h: Harness, name: str, target: int, task_id: str) -> Case:
+    if target == 0:  # the direct path: no execution may exist
+        found = h.sfn.list_executions(stateMachineArn=h.stack.aws.state_machine_arn)
+        if any(e["name"] == task_id for e in found["executions"]):
+            return Case(name, target, ["(an execution exists)"], 0, "UNEXPECTED")
+        return Case(name, target, [], 0, "none")
     status = h.wait_execution_ended(task_id)
     if status != "SUCCEEDED":
         raise McpHttpError(f"{name}: execution ended {status}")
@@ -55,14 +63,15 @@ def case(h: Harness, name: str, target: int, task_id: str) -> Case:
     return Case(name, target, entered, len(events), status)
 
 
-def measure(h: Harness) -> list[Case]:
+def input_round(h: Harness, name: str, *, wait_for_token: bool) -> Case:
+    """A confirm_delete task answered once: as a person would (the execution already waits
+    on its token) or at once (possibly before the execution that a direct leg started holds
+    the task)."""
     client = h.client
-    task_id = task_id_of(client.call_tool("slow_compute", {"seconds": 0, "label": "sfn"}))
-    client.wait_for_task(task_id, {"completed"})
-    cases = [case(h, "slow_compute (seconds 0)", 3, task_id)]
-
     task_id = task_id_of(client.call_tool("confirm_delete", {"filename": "notes.txt"}))
     waiting = client.wait_for_task(task_id, {"input_required"}, also="inputRequests")
+    if wait_for_token:
+        h.wait_held(task_id)
     answers = {
         key: {"action": "accept", "content": {"confirm": True}} for key in waiting["inputRequests"]
     }
@@ -71,24 +80,41 @@ def measure(h: Harness) -> list[Case]:
     text = done.get("result", {}).get("content", [{}])[0].get("text", "")
     if text != "Deleted notes.txt.":
         raise McpHttpError(f"confirm_delete answered {text!r}")
-    cases.append(case(h, "confirm_delete (1 input round)", 3 + 2, task_id))
+    return case(h, name, 3 + 2, task_id)
+
+
+def measure(h: Harness, path: str) -> list[Case]:
+    client = h.client
+    task_id = task_id_of(client.call_tool("slow_compute", {"seconds": 0, "label": "sfn"}))
+    client.wait_for_task(task_id, {"completed"})
+    h.settle()
+    cases = [case(h, "slow_compute (seconds 0)", 0 if path == "direct" else 3, task_id)]
+
+    cases.append(input_round(h, "confirm_delete (1 input round)", wait_for_token=True))
+    if path == "direct":
+        # Answered before the execution attached its token: its first leg runs the tool.
+        cases.append(input_round(h, "confirm_delete (answered at once)", wait_for_token=False))
     return cases
 
 
 def main(args: argparse.Namespace) -> int:
+    measured: dict[str, list[Case]] = {}
     try:
-        with embedded_stack() as harness:
-            cases = measure(harness)
+        for path in PATHS:
+            with embedded_stack(path) as harness:
+                measured[path] = measure(harness, path)
     except McpHttpError as exc:
         print(f"FAILED {exc}")
         return 1
     print("Step Functions state transitions per task (*StateEntered events of its execution)")
-    width = max(len(c.name) for c in cases) + 2
-    print(f"{'task':<{width}}{'transitions':>11}{'events':>8}  {'target':<7} verdict  states")
-    for c in cases:
-        states = " > ".join(c.entered)
-        print(
-            f"{c.name:<{width}}{len(c.entered):>11}{c.events:>8}  {'<= ' + str(c.target):<7} "
-            f"{c.verdict:<8} {states}"
-        )
+    for path, cases in measured.items():
+        print(f"-- {PATHS[path]}")
+        width = max(len(c.name) for c in cases) + 2
+        print(f"{'task':<{width}}{'transitions':>11}{'events':>8}  {'target':<7} verdict  states")
+        for c in cases:
+            states = " > ".join(c.entered) or "(no execution)"
+            print(
+                f"{c.name:<{width}}{len(c.entered):>11}{c.events:>8}  "
+                f"{'<= ' + str(c.target):<7} {c.verdict:<8} {states}"
+            )
     return 0

@@ -133,6 +133,7 @@ def _patch_moto_lambda() -> None:
     global _patched
     if _patched:
         return
+    from moto.awslambda.exceptions import UnknownFunctionException
     from moto.awslambda_simple.models import LambdaSimpleBackend
     from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
 
@@ -157,6 +158,8 @@ def _patch_moto_lambda() -> None:
         response_headers: Any,
     ) -> bytes:
         if headers.get("X-Amz-Invocation-Type") == "Event":
+            if not LAMBDAS.has(function_name):  # Lambda refuses to queue for no function
+                raise UnknownFunctionException(function_name)
             LAMBDAS.invoke_event(function_name, body)  # moto answers 202 for the queued event
             return b""
         return LAMBDAS.invoke(function_name, body, response_headers)

@@ -62,6 +62,9 @@ class InProcessLambdas:
         self._running: set[threading.Thread] = set()
         self._lock = threading.Lock()
 
+    def has(self, function_name: str) -> bool:
+        return function_name_of(function_name) in self.handlers
+
     # -- synchronous ------------------------------------------------------------------------
 
     def timeout_of(self, name: str) -> float:

@@ -1,0 +1,600 @@
+"""Cost per million tasks, from what the embedded stack counts and one dated price table.
+
+**Measured** on the embedded stack (conformance tools, both paths, this run): for every
+function invocation, the AWS calls it made (botocore `before-call` hooks on each function's
+own clients, attributed to the invocation running in that thread) and its duration; for every
+task, its Step Functions state transitions (the execution's history). Operations measured:
+a task-creating `tools/call`, `tasks/get`, a resuming `tasks/update`, a `subscriptions/listen`
+window, and each worker invocation (a leg that completes, a direct leg that hands over, the
+execution's leg that only attaches its token, a resumed leg).
+
+**Modelled** from those: four cases, each on the Step Functions path (every leg in an
+execution) and the direct path (first leg by an asynchronous invoke):
+1. a 1 s task without input, the client polling at the server's `pollIntervalMs`;
+2. the same, the client listening (the extension's windows, see README "Use it from a client");
+3. a 5-minute task with one input round (asked at once, answered 30 s later), polling;
+4. the same, listening.
+The client's schedule is simulated with the server's own interval rule
+(`tasks.model.suggested_poll_interval`, 500 ms to 10 s) and, as "today", the fixed 1 s
+interval every task had before it and Step Functions for every leg. The tool's own run time
+(1 s, 300 s) is billed to the worker on both paths; a listen window bills the API function
+for as long as it is open.
+
+**Billed duration**: a measured overhead is this machine's time on a full core; a 512 MB
+function has 512/1769 of a vCPU, so overheads are scaled by 1769/512 (conservative: moto's
+in-process emulation stands in for network waits, which would not stretch), then rounded up
+to the millisecond. Waiting (a tool's sleep, an open listen window) is not scaled.
+
+A line for a small always-on container serving FastMCP (Fargate + a load balancer) shows its
+monthly cost, what that is per million tasks at two volumes, and where the direct path costs
+the same. Target: case 1 on the direct path at most 1/4 of today's case 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from aws_calls import Harness, embedded_stack
+from common import PROTOCOL_VERSION
+from mcp_client import TASK_CAPABILITIES, McpHttpError
+
+from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
+from mcp_tasks_aws.tasks.model import suggested_poll_interval
+
+# -- prices ------------------------------------------------------------------------------------
+
+PRICES_AS_OF = "2025 list prices, us-east-1, no free tier (check the AWS pricing pages)"
+PRICES = {
+    "apigw_request": 1.00 / 1e6,  # HTTP API, first 300 M requests a month
+    "lambda_request": 0.20 / 1e6,
+    "lambda_gb_s": 0.0000133334,  # arm64
+    "dynamodb_wru": 0.625 / 1e6,  # on-demand, after the November 2024 cut
+    "dynamodb_rru": 0.125 / 1e6,
+    "sfn_transition": 0.025 / 1000,  # Standard workflows
+    "logs_gb": 0.50,  # CloudWatch Logs ingestion
+    "fargate_vcpu_h": 0.03238,  # Linux/ARM
+    "fargate_gb_h": 0.00356,
+    "alb_h": 0.0225,
+    "alb_lcu_h": 0.008,
+}
+MEMORY_MB = 512  # template.yaml, Globals.Function.MemorySize
+CPU_SCALE = 1769 / MEMORY_MB  # Lambda gives one vCPU at 1769 MB
+LOG_BYTES_PER_INVOCATION = 700  # estimate: START/END/REPORT lines and one structured line
+HOURS_A_MONTH = 730
+CONTAINER = {"vcpu": 0.25, "gb": 0.5, "lcu": 1.0}
+
+# -- the cases ---------------------------------------------------------------------------------
+
+FLOOR_MS, CEILING_MS = 500, 10_000  # the server's defaults (config.Settings)
+TODAY_MS = 1000  # the fixed interval every task suggested before adaptive polling
+WINDOW_S, STORE_POLL_S, CHECK_AFTER_S = 20.0, 0.5, 1.0  # listen window, its reads, client's get
+ANSWER_AFTER_S = 30.0
+TARGET_RATIO = 0.25
+
+
+@dataclass(frozen=True)
+class Case:
+    number: int
+    name: str
+    work_s: float
+    asks: bool
+    listening: bool
+
+
+CASES = (
+    Case(1, "1 s task, no input, polling", 1.0, False, False),
+    Case(2, "1 s task, no input, listening", 1.0, False, True),
+    Case(3, "5 min task, 1 input round, polling", 300.0, True, False),
+    Case(4, "5 min task, 1 input round, listening", 300.0, True, True),
+)
+
+# -- measuring -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Invocation:
+    function: str
+    label: str
+    task_id: str = ""
+    seconds: float = 0.0
+    calls: list[str] = field(default_factory=list)
+
+
+class Meter:
+    """Attributes each AWS call to the function invocation running in its thread."""
+
+    def __init__(self) -> None:
+        self._current = threading.local()
+        self.invocations: list[Invocation] = []
+        self._lock = threading.Lock()
+
+    def hook(self, client: Any) -> None:
+        client.meta.events.register("before-call.*.*", self._record)
+
+    def _record(self, model: Any, **_: Any) -> None:
+        invocation = getattr(self._current, "invocation", None)
+        if invocation is not None:
+            invocation.calls.append(str(model.name))
+
+    @contextmanager
+    def invocation(self, function: str, label: str) -> Iterator[Invocation]:
+        record = Invocation(function, label)
+        self._current.invocation = record
+        start = time.perf_counter()
+        try:
+            yield record
+        finally:
+            record.seconds = time.perf_counter() - start
+            self._current.invocation = None
+            with self._lock:
+                self.invocations.append(record)
+
+    def wrap_worker(self, handler: Callable[..., Any]) -> Callable[..., Any]:
+        def measured(event: dict[str, Any], context: Any) -> Any:
+            label = "in execution" if event.get("taskToken") else "direct"
+            with self.invocation("worker", label) as record:
+                record.task_id = str(event.get("taskId"))
+                result = handler(event, context)
+                record.label = f"{label}: {(result or {}).get('outcome', '?')}"
+                return result
+
+        return measured
+
+
+@dataclass
+class Op:
+    """One kind of invocation: its median duration and the calls it made."""
+
+    seconds: float
+    calls: list[str]
+
+    def billed_ms(self, waiting_s: float = 0.0) -> int:
+        return math.ceil(self.seconds * 1000 * CPU_SCALE + waiting_s * 1000)
+
+
+def median_op(invocations: list[Invocation]) -> Op:
+    if not invocations:
+        raise McpHttpError("an operation was never measured")
+    calls = Counter(tuple(i.calls) for i in invocations).most_common(1)[0][0]
+    return Op(statistics.median(i.seconds for i in invocations), list(calls))
+
+
+class Probe:
+    """Drives the API handler in this thread, one request at a time, with the meter on."""
+
+    def __init__(self, harness: Harness, meter: Meter) -> None:
+        self.h = harness
+        self.meter = meter
+        self._ids = 0
+
+    def rpc(self, method: str, params: dict[str, Any], label: str) -> dict[str, Any]:
+        self._ids += 1
+        body = {
+            "jsonrpc": "2.0",
+            "id": self._ids,
+            "method": method,
+            "params": {
+                **params,
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
+                    "io.modelcontextprotocol/clientCapabilities": TASK_CAPABILITIES,
+                },
+            },
+        }
+        headers = {
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": PROTOCOL_VERSION,
+            "mcp-method": method,
+        }
+        name = params.get("name") if method == "tools/call" else params.get("taskId")
+        if name is not None:
+            headers["mcp-name"] = str(name)
+        event = build_event(
+            method="POST", path="/mcp", headers=headers, body=json.dumps(body).encode()
+        )
+        with self.meter.invocation("api", label):
+            response = self.h.stack.api_handler(event, LocalLambdaContext())
+        text = response.get("body") or ""
+        if (response.get("headers") or {}).get("content-type", "").startswith("text/event"):
+            text = [line[5:] for line in text.splitlines() if line.startswith("data:")][-1]
+        message: dict[str, Any] = json.loads(text)
+        if response["statusCode"] != 200 or "result" not in message:
+            raise McpHttpError(f"{method}: {text[:300]}")
+        result: dict[str, Any] = message["result"]
+        return result
+
+    def wait(self, task_id: str, statuses: set[str]) -> dict[str, Any]:
+        deadline = time.monotonic() + 15
+        while True:
+            task = self.h.client.get_task(task_id)  # over HTTP: not metered
+            if task["status"] in statuses:
+                return task
+            if time.monotonic() > deadline:
+                raise McpHttpError(f"task {task_id} still {task['status']}")
+            time.sleep(0.01)
+
+    def transitions(self, task_id: str) -> int:
+        found = self.h.sfn.list_executions(stateMachineArn=self.h.stack.aws.state_machine_arn)
+        if not any(e["name"] == task_id for e in found["executions"]):
+            return 0
+        self.h.wait_execution_ended(task_id)
+        events = self.h.sfn.get_execution_history(
+            executionArn=self.h.execution_arn(task_id), maxResults=1000
+        )["events"]
+        return sum(1 for e in events if str(e["type"]).endswith("StateEntered"))
+
+
+@dataclass
+class Measured:
+    """What one path's operations cost, measured."""
+
+    create: Op
+    get: Op
+    update: Op
+    listen_open: Op
+    """A listen window's own work (ack, its first read, close), measured on an ended task;
+    the model adds its waiting and one more read per STORE_POLL_S."""
+    listen_reads: int
+    """Reads the measured window (about 1 s) made, to check the count above against."""
+    listen_seconds: float
+    leg_done: Op  # a first leg that completes (direct, or the execution's)
+    leg_asks: Op  # a first leg that asks (direct: hands over; execution: parks)
+    leg_attach: Op | None  # the execution's leg that only attaches its token (direct path)
+    leg_resumed: Op
+    transitions_plain: int
+    transitions_input: int
+
+
+def measure_path(path: str, repeats: int) -> Measured:
+    meter = Meter()
+    with embedded_stack(path) as h:
+        from mcp_tasks_aws.local.aws import LAMBDAS
+
+        worker = h.stack.aws.function_name("WorkerFunction")
+        LAMBDAS.handlers[worker] = meter.wrap_worker(LAMBDAS.handlers[worker])
+        for app in (h.stack.api_app, h.stack.worker_app):
+            for service in ("dynamodb", "stepfunctions", "lambda", "s3"):
+                meter.hook(app.clients.get(service))
+        probe = Probe(h, meter)
+        plain, asking = [], []
+        for _ in range(repeats):
+            created = probe.rpc(
+                "tools/call",
+                {"name": "slow_compute", "arguments": {"seconds": 0, "label": "cost"}},
+                "create",
+            )
+            probe.wait(created["taskId"], {"completed"})
+            probe.rpc("tasks/get", {"taskId": created["taskId"]}, "get")
+            plain.append(created["taskId"])
+            created = probe.rpc(
+                "tools/call",
+                {"name": "confirm_delete", "arguments": {"filename": "cost.txt"}},
+                "create-asking",
+            )
+            waiting = probe.wait(created["taskId"], {"input_required"})
+            h.wait_held(created["taskId"])  # answered as a person would, once it waits
+            answers = {
+                k: {"action": "accept", "content": {"confirm": True}}
+                for k in waiting["inputRequests"]
+            }
+            probe.rpc(
+                "tasks/update", {"taskId": created["taskId"], "inputResponses": answers}, "update"
+            )
+            probe.wait(created["taskId"], {"completed"})
+            asking.append(created["taskId"])
+        # A listen window's own work: one on an ended task closes right after its ack.
+        for task_id in plain:
+            params = {"notifications": {"taskIds": [task_id]}}
+            probe.rpc("subscriptions/listen", params, "listen-ended")
+        # And one on a task that ends after about a second: how often it reads the store.
+        created = probe.rpc(
+            "tools/call",
+            {"name": "slow_compute", "arguments": {"seconds": 1, "label": "cost-listen"}},
+            "create-listened",
+        )
+        params = {"notifications": {"taskIds": [created["taskId"]]}}
+        probe.rpc("subscriptions/listen", params, "listen")
+        h.settle()
+        transitions = (
+            statistics.median(probe.transitions(t) for t in plain),
+            statistics.median(probe.transitions(t) for t in asking),
+        )
+    api: dict[str, list[Invocation]] = {}
+    legs: dict[str, list[Invocation]] = {}
+    for invocation in meter.invocations:  # in the order they ended: legs of a task run in turn
+        if invocation.function == "api":
+            api.setdefault(invocation.label, []).append(invocation)
+        else:
+            legs.setdefault(invocation.task_id, []).append(invocation)
+    expected = 3 if path == "direct" else 2  # direct leg, attach, resumed / parked, resumed
+    if any(len(legs.get(t, [])) != 1 for t in plain) or any(
+        len(legs.get(t, [])) != expected for t in asking
+    ):
+        raise McpHttpError(f"{path}: unexpected worker invocations per task")
+    (window,) = api["listen"]
+    reads = [c for c in window.calls if c in ("BatchGetItem", "GetItem")]
+    return Measured(
+        create=median_op(api["create"]),
+        get=median_op(api["get"]),
+        update=median_op(api["update"]),
+        listen_open=median_op(api["listen-ended"]),
+        listen_reads=len(reads),
+        listen_seconds=window.seconds,
+        leg_done=median_op([legs[t][0] for t in plain]),
+        leg_asks=median_op([legs[t][0] for t in asking]),
+        leg_attach=median_op([legs[t][1] for t in asking]) if path == "direct" else None,
+        leg_resumed=median_op([legs[t][-1] for t in asking]),
+        transitions_plain=int(transitions[0]),
+        transitions_input=int(transitions[1]),
+    )
+
+
+# -- the model -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Bill:
+    """What one task costs, by line."""
+
+    requests: int = 0
+    lambda_invocations: int = 0
+    lambda_ms: int = 0
+    wru: int = 0
+    rru: int = 0
+    transitions: int = 0
+
+    def add(self, op: Op, *, waiting_s: float = 0.0, request: bool = True) -> None:
+        self.requests += int(request)
+        self.lambda_invocations += 1
+        self.lambda_ms += op.billed_ms(waiting_s)
+        self.wru += sum(1 for c in op.calls if c in ("PutItem", "UpdateItem"))
+        self.rru += sum(1 for c in op.calls if c in ("GetItem", "BatchGetItem", "Query"))
+
+    def lines(self) -> dict[str, float]:
+        gb_s = self.lambda_ms / 1000 * MEMORY_MB / 1024
+        logs_gb = self.lambda_invocations * LOG_BYTES_PER_INVOCATION / 1e9
+        return {
+            "API Gateway": self.requests * PRICES["apigw_request"],
+            "Lambda requests": self.lambda_invocations * PRICES["lambda_request"],
+            "Lambda GB-s": gb_s * PRICES["lambda_gb_s"],
+            "DynamoDB": self.wru * PRICES["dynamodb_wru"] + self.rru * PRICES["dynamodb_rru"],
+            "Step Functions": self.transitions * PRICES["sfn_transition"],
+            "Logs (est.)": logs_gb * PRICES["logs_gb"],
+        }
+
+    @property
+    def total(self) -> float:
+        return sum(self.lines().values())
+
+
+@dataclass
+class Timeline:
+    """When the task's shown status changes (seconds from creation)."""
+
+    asked_at: float | None  # input_required from here...
+    answered_at: float | None  # ...until the answer (the client then polls at once)
+    ends_at: float
+
+    def status(self, t: float) -> str:
+        if t >= self.ends_at:
+            return "completed"
+        asked, answered = self.asked_at, self.answered_at
+        if asked is not None and answered is not None and asked <= t < answered:
+            return "input_required"
+        return "working"
+
+
+LEG_OVERHEAD_S = 0.1
+"""Assumed time from the create to the leg's start, plus writing the outcome (on AWS)."""
+
+
+def timeline(case: Case) -> Timeline:
+    if not case.asks:
+        return Timeline(None, None, case.work_s + LEG_OVERHEAD_S)
+    return Timeline(0.0, ANSWER_AFTER_S, ANSWER_AFTER_S + case.work_s + LEG_OVERHEAD_S)
+
+
+def hint(status: str, age_s: float, adaptive: bool) -> float:
+    """The server's pollIntervalMs, in seconds (see `TaskRecord.poll_interval_at`)."""
+    if not adaptive:
+        return TODAY_MS / 1000
+    if status != "working":
+        return CEILING_MS / 1000
+    return suggested_poll_interval(int(age_s * 1000), FLOOR_MS, CEILING_MS) / 1000
+
+
+def polls(line: Timeline, adaptive: bool) -> int:
+    """tasks/get requests of a client that sleeps each hint, and looks at once after answering."""
+    t, count = 0.0, 0
+    delay = hint("working", 0.0, adaptive)  # CreateTaskResult's
+    answered = False
+    while True:
+        t += delay
+        if line.answered_at is not None and not answered and t >= line.answered_at:
+            t, answered = line.answered_at, True  # the answer is sent, the wait wakes
+        count += 1
+        status = line.status(t)
+        if status == "completed":
+            return count
+        delay = hint(status, t, adaptive)
+
+
+@dataclass
+class Window:
+    length_s: float
+    gets: int
+
+
+def windows(line: Timeline) -> list[Window]:
+    """The client's listen windows: each ends at the next change (seen at the next store
+    read) or after WINDOW_S; each costs one tasks/get unless it brought the final state."""
+    changes = sorted(
+        x for x in (line.asked_at, line.answered_at, line.ends_at) if x is not None and x > 0
+    )
+    result, t = [], 0.0
+    while t < line.ends_at:
+        upcoming = [c for c in changes if c > t]
+        seen = math.ceil((upcoming[0] - t) / STORE_POLL_S) * STORE_POLL_S if upcoming else WINDOW_S
+        length = min(WINDOW_S, seen)
+        final = line.status(t + length) == "completed"
+        result.append(Window(length, 0 if final else 1))
+        t += length
+    return result
+
+
+def bill(case: Case, m: Measured, path: str, adaptive: bool = True) -> Bill:
+    line = timeline(case)
+    b = Bill(transitions=m.transitions_input if case.asks else m.transitions_plain)
+    b.add(m.create)
+    if case.asks:
+        b.add(m.leg_asks, request=False)
+        if m.leg_attach is not None:
+            b.add(m.leg_attach, request=False)
+        b.add(m.update)
+        b.add(m.leg_resumed, waiting_s=case.work_s, request=False)
+    else:
+        b.add(m.leg_done, waiting_s=case.work_s, request=False)
+    if case.listening:
+        for window in windows(line):
+            b.add(m.listen_open, waiting_s=window.length_s)
+            b.rru += math.ceil(window.length_s / STORE_POLL_S)
+            for _ in range(window.gets):
+                b.add(m.get)
+    else:
+        for _ in range(polls(line, adaptive)):
+            b.add(m.get)
+    return b
+
+
+def container_month() -> float:
+    fargate = (
+        CONTAINER["vcpu"] * PRICES["fargate_vcpu_h"] + CONTAINER["gb"] * PRICES["fargate_gb_h"]
+    )
+    alb = PRICES["alb_h"] + CONTAINER["lcu"] * PRICES["alb_lcu_h"]
+    return (fargate + alb) * HOURS_A_MONTH
+
+
+# -- the report ----------------------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--cost-repeats",
+        type=int,
+        default=5,
+        help="costs: tasks measured per operation and path (default 5)",
+    )
+
+
+def per_million(amount: float) -> str:
+    return f"${amount * 1e6:,.2f}"
+
+
+def main(args: argparse.Namespace) -> int:
+    repeats = max(1, args.cost_repeats)
+    try:
+        measured = {path: measure_path(path, repeats) for path in ("step_functions", "direct")}
+    except McpHttpError as exc:
+        print(f"FAILED {exc}")
+        return 1
+    print(f"prices: {PRICES_AS_OF}; functions at {MEMORY_MB} MB arm64")
+    print("measured per operation (median; calls made; billed ms after the CPU scale):")
+    for path, m in measured.items():
+        ops = {
+            "tools/call (create)": m.create,
+            "tasks/get": m.get,
+            "tasks/update (resumes)": m.update,
+            "listen window (ack, close)": m.listen_open,
+            "worker: first leg, completes": m.leg_done,
+            "worker: first leg, asks": m.leg_asks,
+            "worker: resumed leg": m.leg_resumed,
+        }
+        if m.leg_attach is not None:
+            ops["worker: execution attaches"] = m.leg_attach
+        print(
+            f"-- {path} (transitions: {m.transitions_plain} without input, "
+            f"{m.transitions_input} with one round; a {m.listen_seconds:.2f} s listen window "
+            f"read the store {m.listen_reads} times)"
+        )
+        for name, op in ops.items():
+            print(
+                f"   {name:<30}{op.seconds * 1000:>7.1f} ms {op.billed_ms():>5} billed  "
+                f"{', '.join(op.calls) or '-'}"
+            )
+
+    print()
+    print(
+        f"cost per million tasks (polling: {FLOOR_MS} ms to {CEILING_MS // 1000} s by age; "
+        f"answer after {ANSWER_AFTER_S:.0f} s; listen windows {WINDOW_S:.0f} s)"
+    )
+    header = f"{'case':<40}{'Step Functions':>16}{'direct':>14}{'direct/SFN':>12}"
+    print(header)
+    bills: dict[tuple[int, str], Bill] = {}
+    for case in CASES:
+        for path, m in measured.items():
+            bills[(case.number, path)] = bill(case, m, path)
+        sfn, direct = bills[(case.number, "step_functions")], bills[(case.number, "direct")]
+        print(
+            f"{case.number}. {case.name:<37}{per_million(sfn.total):>16}"
+            f"{per_million(direct.total):>14}{direct.total / sfn.total:>12.2f}"
+        )
+    today = bill(CASES[0], measured["step_functions"], "step_functions", adaptive=False)
+    direct_1 = bills[(1, "direct")]
+    ratio = direct_1.total / today.total
+    verdict = "PASS" if ratio <= TARGET_RATIO else "MISS"
+    print(
+        f"today's case 1 (Step Functions, fixed {TODAY_MS} ms polling): "
+        f"{per_million(today.total)}; direct case 1 / today = {ratio:.2f} "
+        f"(target <= {TARGET_RATIO})  {verdict}"
+    )
+
+    print()
+    print("breakdown per million tasks:")
+    names = list(today.lines())
+    print(f"{'':<26}" + "".join(f"{n:>16}" for n in names))
+    short = {"step_functions": "Step Functions", "direct": "direct"}
+    rows = [("today, case 1", today)] + [
+        (f"{short[path]}, case {n}", b) for (n, path), b in sorted(bills.items())
+    ]
+    for label, b in rows:
+        print(f"{label:<26}" + "".join(f"{per_million(v):>16}" for v in b.lines().values()))
+    print("requests, invocations, WRU, RRU, transitions per task:")
+    for label, b in rows:
+        print(
+            f"   {label:<24}{b.requests:>5}{b.lambda_invocations:>5}{b.wru:>6}{b.rru:>6}"
+            f"{b.transitions:>4}"
+        )
+
+    month = container_month()
+    print()
+    print(
+        f"always-on container serving FastMCP (Fargate ARM {CONTAINER['vcpu']} vCPU / "
+        f"{CONTAINER['gb']} GB + an ALB): ${month:,.2f} a month whatever the volume"
+    )
+    for volume in (1e6, 10e6):
+        print(
+            f"   at {volume / 1e6:.0f} M tasks a month: {per_million(month / volume)} "
+            f"per million tasks"
+        )
+    for n in (1, 3):
+        direct = bills[(n, "direct")].total
+        print(
+            f"   break-even with the direct path, case {n}: "
+            f"{month / direct / 1e6:,.2f} M tasks a month"
+        )
+    print(
+        "   (one small container runs I/O-bound tools only; it needs its own durable task "
+        "store to survive restarts, not counted here)"
+    )
+    return 0
