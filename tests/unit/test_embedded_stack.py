@@ -176,3 +176,23 @@ def test_undecodable_body_is_answered_as_a_json_rpc_error(stack: EmbeddedStack) 
     message = json.loads(answer["body"])
     assert message["jsonrpc"] == "2.0"
     assert message["error"]["code"] == -32600
+
+
+def test_a_stack_keeps_its_own_resources_whatever_the_callers_environment_says() -> None:
+    # Given a caller's environment naming deployed resources (as a shell that deploys might)
+    deployed = {
+        "MCP_TASKS_TOOLS": "conformance",
+        "MCP_TASKS_TABLE": "somebody-elses-table",
+        "MCP_TASKS_WORKER_FUNCTION": "somebody-elses-worker",
+    }
+    with running_stack(**deployed) as stack:
+        # Then each function uses this stack's table, and only the API names this stack's worker
+        assert stack.api_app.settings.task_table == stack.aws.table_name
+        assert stack.api_app.settings.worker_function == stack.aws.function_name("WorkerFunction")
+        assert stack.worker_app.settings.worker_function == ""
+        assert stack.api_app.tasks is not None
+        assert stack.api_app.tasks.direct_legs is not None
+    # And an empty worker name turns direct legs off: every leg in an execution
+    with running_stack(MCP_TASKS_TOOLS="conformance", MCP_TASKS_WORKER_FUNCTION="") as stack:
+        assert stack.api_app.tasks is not None
+        assert stack.api_app.tasks.direct_legs is None

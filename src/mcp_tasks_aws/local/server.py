@@ -44,6 +44,15 @@ MCP_PATH = "/mcp"
 # What API Gateway routes to the API function; the well-known paths exist in AuthMode OAUTH.
 ROUTED_PATHS = frozenset({MCP_PATH, WELL_KNOWN, WELL_KNOWN + MCP_PATH})
 BACKLOG = 2048
+STACK_RESOURCE_VARIABLES = frozenset(
+    {
+        "MCP_TASKS_TABLE",
+        "MCP_TASKS_STATE_MACHINE_ARN",
+        "MCP_TASKS_RESULT_BUCKET",
+        "MCP_TASKS_WORKER_FUNCTION",
+    }
+)
+"""Variables naming the resources an embedded stack creates: always the stack's own."""
 
 
 # Powertools reads its switches from the process environment only. These are the local
@@ -163,10 +172,21 @@ class EmbeddedStack:
         self.aws = start_local_aws(
             PROJECT_ROOT / "template.yaml", {"ToolsModule": local["MCP_TASKS_TOOLS"]}
         )
-        # Resource names come from the template; local settings (and overrides) win otherwise.
+
         # Each function gets its own environment, as deployed (only the API function names
-        # the worker to invoke directly, for one).
-        self.environment = {**self.aws.environment, **local}
+        # the worker to invoke directly, for one): the template's, then the local settings,
+        # except the names of this stack's own resources, which are not the caller's to
+        # rename (a deployed name would point at nothing here). An empty worker name still
+        # turns direct legs off.
+        def environment(logical_id: str) -> dict[str, str]:
+            own = self.aws.function_environments.get(logical_id, self.aws.environment)
+            merged = {k: v for k, v in local.items() if k not in STACK_RESOURCE_VARIABLES}
+            merged = {**own, **merged}
+            if "MCP_TASKS_WORKER_FUNCTION" in own and local.get("MCP_TASKS_WORKER_FUNCTION") == "":
+                merged["MCP_TASKS_WORKER_FUNCTION"] = ""
+            return merged
+
+        self.environment = environment("ApiFunction")
         self.settings = Settings.from_env(self.environment)
         try:
             toolset = load_toolset(self.settings.tools_module)
@@ -175,8 +195,8 @@ class EmbeddedStack:
             raise
 
         def app(logical_id: str) -> App:
-            env = {**self.aws.function_environments.get(logical_id, {}), **local}
-            return App(Settings.from_env(env), clients=Clients(local_session()), toolset=toolset)
+            settings = Settings.from_env(environment(logical_id))
+            return App(settings, clients=Clients(local_session()), toolset=toolset)
 
         self.api_app = app("ApiFunction")
         self.worker_app = app("WorkerFunction")
