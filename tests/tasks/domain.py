@@ -109,16 +109,18 @@ class RecordingRunner:
 class QueuedLegs:
     """DirectLegs that queue each started task id (a test runs the leg when it wants to).
 
-    `failing` makes the next `start` raise, as a refused invoke would.
+    `failing` makes the next `start` raise (a RuntimeError unless `fault` says otherwise), as a
+    refused invoke would.
     """
 
     queued: list[str] = field(default_factory=list)
     failing: bool = False
+    fault: Exception | None = None
 
     def start(self, task_id: str) -> None:
         if self.failing:
             self.failing = False
-            raise RuntimeError("injected invoke fault")
+            raise self.fault or RuntimeError("injected invoke fault")
         self.queued.append(task_id)
 
 

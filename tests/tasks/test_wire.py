@@ -110,3 +110,18 @@ def test_a_create_whose_start_is_throttled_is_503_and_leaves_no_working_task(
     assert response.status == 503
     assert response.headers["retry-after"] == "1"
     assert [r.status for r in domain.store.all_records()] == ["failed"]
+
+
+def test_a_create_whose_direct_leg_is_throttled_is_503_and_leaves_no_working_task() -> None:
+    domain = Domain(direct=True)
+    domain.direct_legs.failing, domain.direct_legs.fault = True, Throttled()
+    server = McpServer(
+        tools, state_codec=RequestStateCodec(SECRET), tasks=TasksEndpoint(domain.service)
+    )
+    client = McpClient(HttpTransport(server, supported_versions=SUPPORTED_VERSIONS))
+    response = client.request(
+        "tools/call", {"name": "echo", "arguments": {"text": "hi"}}, capabilities=OPTED_IN
+    )
+    assert response.status == 503
+    assert response.headers["retry-after"] == "1"
+    assert [r.status for r in domain.store.all_records()] == ["failed"]

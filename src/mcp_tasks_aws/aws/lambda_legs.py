@@ -6,12 +6,15 @@ only; the task item holds everything else. What the queue may do with it is set 
 function (template.yaml, `EventInvokeConfig`): no retries (a tool must not run twice), and a
 failed or expired event goes to the reconciler, which fails a task its direct leg still holds.
 Lambda may still deliver an event twice; the leg's `claim` makes the second one a no-op.
+A throttled invoke (after the SDK's retries) raises `ports.Throttled`, as the other adapters do.
 """
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING
+
+from mcp_tasks_aws.aws.errors import throttling_as_busy
 
 if TYPE_CHECKING:
     from mypy_boto3_lambda.client import LambdaClient
@@ -23,8 +26,9 @@ class LambdaDirectLegs:
         self.function_name = function_name
 
     def start(self, task_id: str) -> None:
-        self.client.invoke(
-            FunctionName=self.function_name,
-            InvocationType="Event",
-            Payload=json.dumps({"taskId": task_id}).encode(),
-        )
+        with throttling_as_busy():
+            self.client.invoke(
+                FunctionName=self.function_name,
+                InvocationType="Event",
+                Payload=json.dumps({"taskId": task_id}).encode(),
+            )

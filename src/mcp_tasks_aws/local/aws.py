@@ -380,11 +380,17 @@ def start_local_aws(template_path: Path, parameters: dict[str, str] | None = Non
         }
         invoke_config = properties.get("EventInvokeConfig", {})
         on_failure = invoke_config.get("DestinationConfig", {}).get("OnFailure", {})
+        destination = None
+        if on_failure:
+            try:
+                destination = str(resolve(on_failure["Destination"]))
+            except KeyError:  # a queue or topic this stack does not create: records are dropped
+                destination = f"not-emulated:{on_failure.get('Type', '?')}"
         async_settings[logical] = AsyncSettings(
             arn=attribute(logical, "Arn"),
             timeout_s=timeouts[logical],
             maximum_retry_attempts=int(invoke_config.get("MaximumRetryAttempts", 2)),
-            on_failure=str(resolve(on_failure["Destination"])) if on_failure else None,
+            on_failure=destination,
         )
     return LocalAws(
         stack_name=stack,

@@ -109,9 +109,13 @@ class InProcessLambdas:
                 return
             error = failed
         logger.info("local lambda %s: event failed (%s)", name, error.get("errorType"))
-        if settings is not None and settings.on_failure:
-            record = _failure_record(settings.arn, event, error, attempts)
-            self.invoke_event(settings.on_failure, json.dumps(record))
+        if settings is None or not settings.on_failure:
+            return
+        if ":function:" not in settings.on_failure:  # an SQS queue, an SNS topic: not emulated
+            logger.warning("local lambda %s: failed event dropped (destination not emulated)", name)
+            return
+        record = _failure_record(settings.arn, event, error, attempts)
+        self.invoke_event(settings.on_failure, json.dumps(record))
 
     def _attempt(self, name: str, event: dict[str, Any]) -> dict[str, Any] | None:
         """Run the handler once; the error payload Lambda would record, or None on success."""
