@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from mcp_tasks_aws.tasks import transitions as t
 from mcp_tasks_aws.tasks.exceptions import TaskNotStarted
+from mcp_tasks_aws.tasks.watch import TaskChanged, Watch
 from mcp_tasks_aws.tasks.worker import settle_lost_direct_leg, settle_lost_execution
 from tasks.domain import ALICE, Domain, accept, side_effects
 
@@ -196,3 +198,41 @@ def test_a_task_parked_directly_whose_execution_failed_is_settled_by_the_executi
     domain.run_direct(task_id)
     domain.run_leg(task_id, "tok-1")
     assert settle_lost_execution(domain.store, task_id, "FAILED", domain.clock) == "failed"
+
+
+# -- listening ---------------------------------------------------------------------------------
+
+
+def test_a_listen_window_hears_the_direct_leg_report_but_not_its_claim() -> None:
+    # Given a listen window open on a task whose direct leg has not started yet
+    domain = Domain(direct=True)
+    task_id = domain.create("reporting")
+    ticks = iter(range(1_000))
+    steps: list[str] = []
+
+    def sleep(_: float) -> None:
+        # Between two polls of the window, the leg moves on one store write at a time
+        step = next(ticks)
+        if step == 0:
+            domain.store.apply(task_id, *t.claim(domain.clock()))  # who runs it: not shown
+            steps.append("claim")
+        elif step == 1:
+            domain.store.apply(task_id, *t.report(1, "halfway", domain.clock()))
+            steps.append("report")
+
+    watch = Watch(
+        tasks=domain.service,
+        feed=None,
+        owner=ALICE,
+        task_ids=[task_id],
+        lists=[],
+        window_ms=10_000,
+        poll_ms=100,
+        clock=lambda: 0.0,
+        sleep=sleep,
+    )
+    # When it polls, Then the claim goes unreported and the report is the first change it sends
+    (change,) = list(watch.changes())
+    assert steps == ["claim", "report"]
+    assert isinstance(change, TaskChanged)
+    assert change.view.record.status_message == "halfway"

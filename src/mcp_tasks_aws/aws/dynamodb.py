@@ -12,7 +12,7 @@ request params) are stored as strings so no number ever turns into a Decimal. It
 | status, statusMessage | S | task status, last status message |
 | createdAt, lastUpdatedAt | N | epoch milliseconds (`OwnerIndex`: owner + createdAt) |
 | ttlMs, expiresAt | N | retention; `expiresAt` (epoch seconds) is the table's TTL attribute |
-| version, leg | N | bumped on every write; the number of the leg that may write outcomes |
+| version, leg | N | bumped on every write a client sees; the leg that may write outcomes |
 | answers | M of S | recorded answers and step results |
 | inputRequests | M of M | outstanding requests: `{method: S, params: S}` per key |
 | askedKeys | SS | every key the task asked (answers to other keys are never used) |
@@ -282,10 +282,12 @@ def _stored(field: str, value: Any) -> dict[str, Any]:
 
 def update(changes: Changes, expr: _Expression) -> str:
     """The update expression of a move's changes (see `transitions.applied`)."""
-    sets = [
-        f"{expr.name('lastUpdatedAt')} = {expr.value(_n(changes.now_ms))}",
-        f"{expr.name('version')} = {expr.name('version')} + {expr.value(_n(1))}",
-    ]
+    sets = []
+    if changes.shown:  # a move a client sees: a listen window reports the version moving
+        sets += [
+            f"{expr.name('lastUpdatedAt')} = {expr.value(_n(changes.now_ms))}",
+            f"{expr.name('version')} = {expr.name('version')} + {expr.value(_n(1))}",
+        ]
     removes: list[str] = []
     adds: list[str] = []
     for op in changes.ops:

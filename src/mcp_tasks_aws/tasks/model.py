@@ -6,7 +6,8 @@ from the record, and how a record may change is `tasks.transitions`.
 Invariants (held by the stores, which write only moves whose guard holds):
 - a terminal status (completed, failed, cancelled) is never left; `cancelled` is the durable
   cancel marker;
-- every write bumps `version`; a leg's writes are fenced by `leg`;
+- every write a client can see bumps `version` (`claim` and `attach` only change who runs the
+  task); a leg's writes are fenced by `leg`;
 - an answer is only ever served to a tool for a key the task asked (`asked_keys`).
 """
 

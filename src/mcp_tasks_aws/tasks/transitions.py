@@ -146,9 +146,9 @@ class Guard(NamedTuple):
 
 # -- changes -----------------------------------------------------------------------------------
 #
-# A move writes a few field-level operations; every move also stamps `updated_at` and bumps
-# `version`. Field names are the record's (`tasks.model.TaskRecord`); the DynamoDB adapter maps
-# them to attribute names.
+# A move writes a few field-level operations; every move a client can see also stamps
+# `updated_at` and bumps `version` (see `Changes.shown`). Field names are the record's
+# (`tasks.model.TaskRecord`); the DynamoDB adapter maps them to attribute names.
 
 Field = Literal[
     "status",
@@ -207,11 +207,17 @@ Op = Put | Drop | PutEntry | DropEntry | AddAsked | NextLeg
 
 
 class Changes(NamedTuple):
-    """What a move writes, at `now_ms`."""
+    """What a move writes, at `now_ms`.
+
+    `shown` moves change what a client sees: they stamp `updated_at` and bump `version` (a
+    listen window reports any version change). `claim` and `attach` only change who runs the
+    task, so they leave both alone.
+    """
 
     move: str
     now_ms: int
     ops: tuple[Op, ...] = ()
+    shown: bool = True
 
 
 # -- the moves, built --------------------------------------------------------------------------
@@ -275,7 +281,7 @@ def cancel(owner: str, now_ms: int) -> tuple[Guard, Changes]:
 def claim(now_ms: int) -> tuple[Guard, Changes]:
     """The direct leg starts: once, while nothing else holds the task (its leg moves on)."""
     guard = _guard("claim", leg=FIRST_LEG, held_by="direct")
-    return guard, Changes("claim", now_ms, (NextLeg(),))
+    return guard, Changes("claim", now_ms, (NextLeg(),), shown=False)
 
 
 def report(leg: int, message: str, now_ms: int) -> tuple[Guard, Changes]:
@@ -320,7 +326,7 @@ def attach(leg: int, keys: Iterable[str], task_token: str, now_ms: int) -> tuple
         raise ValueError("attach needs the outstanding keys it read (a task with none runs)")
     guard = _guard("attach", leg=leg, outstanding=outstanding)
     ops = (Put("task_token", task_token), Put("held_by", "execution"))
-    return guard, Changes("attach", now_ms, ops)
+    return guard, Changes("attach", now_ms, ops, shown=False)
 
 
 def _ending(move: str, now_ms: int, ops: tuple[Op, ...]) -> Changes:
@@ -397,7 +403,9 @@ def allows(guard: Guard, record: TaskRecord) -> bool:
 
 def applied(record: TaskRecord, changes: Changes) -> TaskRecord:
     """`record` after `changes` (what a store writes once the guard held)."""
-    values: dict[str, Any] = {"updated_at": changes.now_ms, "version": record.version + 1}
+    values: dict[str, Any] = {}
+    if changes.shown:
+        values.update(updated_at=changes.now_ms, version=record.version + 1)
     maps = {"answers": dict(record.answers), "input_requests": dict(record.input_requests)}
     for op in changes.ops:
         if isinstance(op, Put):
