@@ -55,6 +55,7 @@ Consequences worth knowing by heart:
   failed direct invoke fails it (`lose_direct`); once attached, only the execution's end can
   (`lose`). `attach` needs the requests it read still outstanding: if the last answer came
   first, no token was there for `tasks/update` to resume, so the leg runs at once instead.
+  `claim` and `attach` change nothing a client sees: no version bump (`Changes.shown`).
 - **First answer wins.** `answer` needs every key it answers to be outstanding; an answered key
   leaves `inputRequests`, so a second or late answer for it is refused, and an answer to a key
   that was never asked is never stored. `refuse` (a 2025-11-25 client answering a question with
