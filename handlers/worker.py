@@ -36,7 +36,8 @@ def make_handler(app: App) -> LambdaHandler:
         logger.append_keys(task_id=task_id)  # never the task token: it is a bearer capability
         token = event.get("taskToken")
         outcome = legs.run(task_id, str(token)) if token else legs.run_direct(task_id)
-        metrics.add_metric(name=f"Leg{outcome.capitalize()}", unit=MetricUnit.Count, value=1)
+        metric = "Leg" + outcome.title().replace("_", "")  # LegDone, LegParked, LegHandedOver
+        metrics.add_metric(name=metric, unit=MetricUnit.Count, value=1)
         logger.info("leg ended", extra={"outcome": outcome})
         return {"outcome": outcome}
 

@@ -163,9 +163,9 @@ def test_cancel_after_the_execution_attached_interrupts_its_wait() -> None:
 @pytest.mark.parametrize(
     ("reason", "said"),
     [
-        ("timeout", "The task's first leg timed out without a result"),
-        ("crash", "The task's first leg crashed without a result"),
-        ("expired", "The task's first leg was never run: its event expired without a result"),
+        ("timeout", "The task's first leg ran past the worker's timeout"),
+        ("crash", "The task's first leg crashed"),
+        ("expired", "The task's first leg never ran: its event waited too long"),
     ],
 )
 def test_a_lost_direct_leg_fails_its_task_once(reason: str, said: str) -> None:

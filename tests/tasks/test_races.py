@@ -325,7 +325,7 @@ def test_worker_dying_mid_leg_ends_the_task_failed(tasks: TaskClient, path: str)
     assert final["error"]["message"]
     assert "result" not in final
     if path == "direct":  # the invoke's on-failure record reached the reconciler
-        assert final["error"]["message"] == "The task's first leg crashed without a result"
+        assert final["error"]["message"] == "The task's first leg crashed"
         assert tasks.executions_named(task_id) == []
     else:
         assert tasks.execution(task_id)["status"] == "FAILED"
@@ -376,7 +376,7 @@ def test_direct_leg_running_past_the_function_timeout_ends_the_task_failed(
     assert final["status"] == "failed", final
     assert final["error"] == {
         "code": -32603,
-        "message": "The task's first leg timed out without a result",
+        "message": "The task's first leg ran past the worker's timeout",
     }
     assert time.monotonic() - started >= 0.9
     assert tasks.executions_named(task_id) == []

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 import traceback
 import uuid
 from collections.abc import Callable, Iterator
@@ -59,8 +58,8 @@ class InProcessLambdas:
     def __init__(self) -> None:
         self.handlers: dict[str, Handler] = {}
         self.settings: dict[str, AsyncSettings] = {}
-        self._running: set[threading.Thread] = set()
-        self._lock = threading.Lock()
+        self._running = 0
+        self._idle = threading.Condition()
 
     def has(self, function_name: str) -> bool:
         return function_name_of(function_name) in self.handlers
@@ -136,27 +135,20 @@ class InProcessLambdas:
             try:
                 target()
             finally:
-                with self._lock:
-                    self._running.discard(threading.current_thread())
+                with self._idle:
+                    self._running -= 1
+                    self._idle.notify_all()
 
         thread = threading.Thread(target=run, name=name, daemon=True)
-        with self._lock:
-            self._running.add(thread)
+        with self._idle:
+            self._running += 1  # counted before it starts, so a drain never misses it
         thread.start()
         return thread
 
     def drain(self, timeout_s: float) -> bool:
         """Wait for asynchronous invokes still running (True when none is left)."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            with self._lock:
-                running = [t for t in self._running if t is not threading.current_thread()]
-            if not running:
-                return True
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            running[0].join(min(remaining, 0.1))
+        with self._idle:
+            return self._idle.wait_for(lambda: self._running == 0, timeout=timeout_s)
 
     @contextmanager
     def timeout(self, name: str, seconds: float) -> Iterator[None]:

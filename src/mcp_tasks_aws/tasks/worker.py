@@ -263,10 +263,10 @@ def _expired() -> dict[str, Any]:
     return _error(INTERNAL_ERROR, "The task expired")
 
 
-LOST_LEG_REASONS: Final = {
-    "timeout": "timed out",
-    "crash": "crashed",
-    "expired": "was never run: its event expired",
+LOST_LEG_MESSAGES: Final = {
+    "timeout": "The task's first leg ran past the worker's timeout",
+    "crash": "The task's first leg crashed",
+    "expired": "The task's first leg never ran: its event waited too long",
 }
 
 
@@ -279,8 +279,7 @@ def settle_lost_direct_leg(
     One guarded write (`lose_direct`): an active task still held by its direct leg fails; a
     terminal one, or one an execution holds (the leg parked and handed it over), is left alone.
     """
-    said = LOST_LEG_REASONS.get(reason, LOST_LEG_REASONS["crash"])
-    message = f"The task's first leg {said} without a result"
+    message = LOST_LEG_MESSAGES.get(reason, LOST_LEG_MESSAGES["crash"])
     outcome = store.apply(
         task_id, *transitions.lose_direct(_error(INTERNAL_ERROR, message), clock())
     )
