@@ -190,20 +190,25 @@ def test_an_inline_call_longer_than_the_function_timeout_ends_with_a_clear_error
     assert "did not finish in time" in result["content"][0]["text"]
 
 
-def test_a_worker_leg_longer_than_its_timeout_fails_the_task(stack: EmbeddedStack) -> None:
-    from tasks.conftest import TaskClient, WorkerDispatch
+@pytest.mark.parametrize(
+    ("path", "said"),
+    [
+        ("direct", "The task's first leg ran past the worker's timeout"),
+        ("step_functions", "ended without a result"),
+    ],
+)
+def test_a_worker_leg_longer_than_its_timeout_fails_the_task(
+    stack: EmbeddedStack, path: str, said: str
+) -> None:
+    from tasks.conftest import TaskClient, WorkerDispatch, on_path
 
     # Given a worker whose function times out after 1 s
     name = stack.aws.function_name("WorkerFunction")
-    saved = LAMBDAS.timeouts[name]
-    LAMBDAS.timeouts[name] = 1
-    try:
+    with LAMBDAS.timeout(name, 1), on_path(stack, path):
         client = TaskClient(stack, WorkerDispatch(stack))
-        # When a task's leg needs 5 s
+        # When a task's leg needs 5 s (run directly, or by its execution)
         task_id = client.create("slow_compute", {"seconds": 5, "label": "timeout"})
         done = client.wait_terminal(task_id, timeout=20)
-    finally:
-        LAMBDAS.timeouts[name] = saved
     # Then the leg is stopped and the task fails, as deployed
     assert done["status"] == "failed"
-    assert "ended without a result" in done["error"]["message"]
+    assert said in done["error"]["message"]
