@@ -131,7 +131,8 @@ class TaskResults:
         """
         record = self.service.load(resumable.principal, task_id)
         if record.is_terminal:
-            outcome = outcome_of(*self.service.view(record))
+            view = self.service.view(record)
+            outcome = outcome_of(view.record, view.result)
             if outcome.error is not None:
                 raise OutcomeError(outcome.error)
             assert outcome.result is not None
@@ -215,7 +216,8 @@ class TaskResults:
         return request_message(rid, method, params)
 
     def _final(self, record: TaskRecord, request_id: RequestId) -> dict[str, Any]:
-        outcome = outcome_of(*self.service.view(record))
+        view = self.service.view(record)
+        outcome = outcome_of(view.record, view.result)
         if outcome.error is not None:
             return error_message(request_id, outcome.error)
         assert outcome.result is not None
