@@ -44,7 +44,6 @@ from mcp_tasks_aws.legacy.questions import (
 from mcp_tasks_aws.protocol import models as m
 from mcp_tasks_aws.protocol.era import Era
 from mcp_tasks_aws.protocol.errors import (
-    InternalError,
     InvalidParams,
     MethodNotFound,
     SessionNotFound,
@@ -55,15 +54,12 @@ from mcp_tasks_aws.protocol.models import WireModel
 from mcp_tasks_aws.protocol.sealing import Unsealable, fingerprint
 from mcp_tasks_aws.server import Call, Handler, McpServer
 from mcp_tasks_aws.tasks.exceptions import (
-    TaskAlreadyExists,
     TaskAnswerInvalid,
-    TaskArgumentsTooLarge,
     TaskNotFound,
-    TaskNotStarted,
     TaskTooLarge,
 )
 from mcp_tasks_aws.tasks.service import TaskService
-from mcp_tasks_aws.tasks.wire import MAX_RESPONSES_BYTES, answered_as_errors
+from mcp_tasks_aws.tasks.wire import MAX_RESPONSES_BYTES, answered_as_errors, create_task
 from mcp_tasks_aws.tools.registry import TaskPolicy, ToolSpec
 
 if TYPE_CHECKING:
@@ -105,23 +101,7 @@ class LegacyTaskCreator:
         params: m.CallToolParams,
         journal: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        capabilities = call.capabilities.model_dump(mode="json", exclude_none=True)
-        try:
-            with answered_as_errors():
-                record = self.service.create(
-                    call.principal,
-                    spec,
-                    params.arguments or {},
-                    capabilities,
-                    journal,
-                    ttl_ms=self.ttl_ms,
-                )
-        except TaskArgumentsTooLarge as exc:
-            raise InvalidParams("Arguments are too large to run as a task") from exc
-        except TaskAlreadyExists as exc:
-            raise InternalError("Could not create the task") from exc
-        except TaskNotStarted as exc:
-            raise InternalError("The task could not be started") from exc
+        record = create_task(self.service, call, spec, params, journal, ttl_ms=self.ttl_ms)
         from mcp_tasks_aws.legacy.task_views import created_wire  # first task request only
 
         return created_wire(record)

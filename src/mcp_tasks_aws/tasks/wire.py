@@ -114,18 +114,7 @@ class TasksEndpoint:
         params: m.CallToolParams,
         journal: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        capabilities = call.capabilities.model_dump(mode="json", exclude_none=True)
-        try:
-            with answered_as_errors():
-                record = self.service.create(
-                    call.principal, spec, params.arguments or {}, capabilities, journal
-                )
-        except TaskArgumentsTooLarge as exc:
-            raise InvalidParams("Arguments are too large to run as a task") from exc
-        except TaskAlreadyExists as exc:
-            raise InternalError("Could not create the task") from exc
-        except TaskNotStarted as exc:
-            raise InternalError("The task could not be started") from exc
+        record = create_task(self.service, call, spec, params, journal)
         from mcp_tasks_aws.tasks.results import CreateTaskResult, to_wire  # first use only
 
         return to_wire(CreateTaskResult(**_fields(record)))
@@ -185,3 +174,30 @@ def answered_as_errors() -> Iterator[None]:
         if isinstance(exc.__cause__, Throttled):
             raise ServiceUnavailable(exc.__cause__.retry_after_s) from exc
         raise
+
+
+def create_task(
+    service: TaskService,
+    call: Call,
+    spec: ToolSpec,
+    params: m.CallToolParams,
+    journal: dict[str, Any] | None = None,
+    *,
+    ttl_ms: int | None = None,
+) -> TaskRecord:
+    """Create and start the task of `call` (either era), its failures as JSON-RPC errors.
+
+    `ttl_ms` is a 2025-11-25 client's asked retention (None: the server's default).
+    """
+    capabilities = call.capabilities.model_dump(mode="json", exclude_none=True)
+    try:
+        with answered_as_errors():
+            return service.create(
+                call.principal, spec, params.arguments or {}, capabilities, journal, ttl_ms=ttl_ms
+            )
+    except TaskArgumentsTooLarge as exc:
+        raise InvalidParams("Arguments are too large to run as a task") from exc
+    except TaskAlreadyExists as exc:
+        raise InternalError("Could not create the task") from exc
+    except TaskNotStarted as exc:
+        raise InternalError("The task could not be started") from exc
