@@ -15,7 +15,12 @@
    then the AWS SDK tree is pruned if a dependency pulled it in (RUNTIME_SDK_TREE; --keep-sdk
    keeps it), and checks: every function has `handlers/` and `mcp_tasks_aws/`, and none has
    moto, the MCP SDK (`mcp`), pytest, boto3 or botocore.
-4. Import smoke test: a fresh Python 3.12 imports the three handlers from the build output,
+4. Bytecode: every module of every function is compiled with Python 3.12 into `__pycache__`
+   (`compileall`, hash-based and unchecked). Lambda's code directory is read-only, so a module
+   without bytecode is compiled from source at every cold start; and a zip keeps file times to
+   2 s, so timestamp-checked bytecode could be judged stale after unzipping. A deployed
+   artifact never changes, so the source need not be rechecked.
+5. Import smoke test: a fresh Python 3.12 imports the three handlers from the build output,
    with the environment Lambda gives them and the tools module the stack will serve (the
    handlers import it at init), and the modules imported only on first use (the AEAD that
    seals step results). Binary wheels in the build are for arm64, so the same versions for
@@ -228,6 +233,53 @@ def check_build(functions: list[str]) -> None:
             raise SystemExit(f"{logical}: the embedded stack (mcp_tasks_aws.local) was packaged")
 
 
+def precompile(py312: Path, functions: list[str]) -> None:
+    """Compile every function's modules for the runtime (see the module docstring, step 4)."""
+    started = time.monotonic()
+    for logical in functions:
+        package = BUILD / logical
+        # -q: print only what failed to compile. A dependency may ship files no import reaches
+        # (templates, Python 2 examples); those are logged, and only our code must compile.
+        subprocess.run(
+            [
+                *(str(py312), "-m", "compileall", "-q", "-j", "0"),
+                *("--invalidation-mode", "unchecked-hash", str(package)),
+            ],
+            check=False,
+        )
+        missing = uncompiled(package, REQUIRED, cache_tag(py312))
+        if missing:
+            shown = ", ".join(str(m.relative_to(package)) for m in missing[:5])
+            raise SystemExit(f"{logical}: {len(missing)} modules without bytecode ({shown})")
+    timed("bytecode", started)
+
+
+def cache_tag(python: Path) -> str:
+    """The interpreter's bytecode tag (`cpython-312`)."""
+    tag = subprocess.run(
+        [str(python), "-c", "import sys; print(sys.implementation.cache_tag)"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return tag.stdout.strip()
+
+
+def uncompiled(package: Path, roots: tuple[str, ...], tag: str) -> list[Path]:
+    """The modules under `package`/`roots` without unchecked hash-based bytecode for `tag`.
+
+    A `.pyc` header is a magic number, then a 32-bit flags field: bit 0 set means hash-based,
+    bit 1 set means the source is checked against the hash at import."""
+    missing = []
+    for root in roots:
+        for source in sorted((package / root).rglob("*.py")):
+            cached = source.parent / "__pycache__" / f"{source.stem}.{tag}.pyc"
+            flags = int.from_bytes(cached.read_bytes()[4:8], "little") if cached.exists() else 0
+            if flags != 0b01:
+                missing.append(source)
+    return missing
+
+
 def binary_distributions(package: Path) -> list[str]:
     """`name==version` of every wheel in `package` that is not pure Python."""
     pins = []
@@ -402,6 +454,7 @@ def main() -> None:
     if not args.keep_sdk:
         prune_runtime_sdk(functions)
     check_build(functions)
+    precompile(py312, functions)
 
     if not args.skip_smoke:
         smoke(py312, functions, configured_tools_module(args.tools_module))

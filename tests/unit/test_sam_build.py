@@ -69,3 +69,31 @@ def test_the_smoke_environment_is_the_deployed_one(tmp_path: Path) -> None:
     assert "MCP_TASKS_STATE_SECRET" not in env  # deployed functions get the secret's ARN only
     assert env["MCP_TASKS_STATE_SECRET_ARN"].startswith("arn:aws:secretsmanager:")
     assert "cryptography.hazmat.primitives.ciphers.aead" in sam_build.LAZY_IMPORTS
+
+
+def test_only_unchecked_hash_bytecode_counts_as_compiled(tmp_path: Path) -> None:
+    """A function's modules must carry bytecode Lambda can use as is: hash-based and unchecked
+    (Lambda cannot write bytecode, and a zip's 2 s file times can make timestamps look stale)."""
+    import compileall
+    import py_compile
+    import sys
+
+    package = tmp_path / "ApiFunction"
+    for name in ("unchecked", "timestamp", "checked", "none"):
+        (package / "mcp_tasks_aws" / name).mkdir(parents=True)
+        (package / "mcp_tasks_aws" / name / "module.py").write_text("VALUE = 1\n")
+    modes = {
+        "unchecked": py_compile.PycInvalidationMode.UNCHECKED_HASH,
+        "timestamp": py_compile.PycInvalidationMode.TIMESTAMP,
+        "checked": py_compile.PycInvalidationMode.CHECKED_HASH,
+    }
+    for name, mode in modes.items():
+        assert compileall.compile_dir(
+            package / "mcp_tasks_aws" / name, quiet=1, invalidation_mode=mode
+        )
+    tag = sys.implementation.cache_tag
+
+    missing = sam_build.uncompiled(package, ("mcp_tasks_aws",), tag)
+
+    assert sorted(p.parent.name for p in missing) == ["checked", "none", "timestamp"]
+    assert sam_build.uncompiled(package, ("mcp_tasks_aws",), "cpython-0") != []
