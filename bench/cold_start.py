@@ -1,7 +1,12 @@
 """Cold start of the API function, measured as whole fresh processes.
 
 Each case is a new `python -c` process timed from spawn to exit; the cases run interleaved
-(A B C ... A B C ...) so that drift in machine load hits all of them alike. Cases:
+(A B C ... A B C ...) so that drift in machine load hits all of them alike.
+
+The `api*` cases run our code as a function package holds it: `handlers/` and `mcp_tasks_aws/`
+(less the embedded stack) copied into a temporary folder and compiled to bytecode the way
+`make build` compiles them (hash-based, unchecked), first on `PYTHONPATH`; the dependencies
+come from the virtual environment, which pip compiled when it installed them. Cases:
 
 - api:        import handlers/api.py with the deployed environment, then handle a
               `server/discover` and an inline `tools/call` (demo `text_stats`); both checked.
@@ -22,6 +27,9 @@ Each case is a new `python -c` process timed from spawn to exit; the cases run i
               authenticated request of an environment. It imports the crypto, fetches the
               issuer's keys (from a JWKS this process serves on 127.0.0.1) and checks the
               signature, issuer, audience and expiry.
+- api-source: `api` from a copy without bytecode, which Python compiles at every start (as
+              in a package built before `make build` compiled it: Lambda cannot write
+              bytecode into the function's folder).
 - crypto:     import the `cryptography` primitives the token check uses.
 - pyjwt:      `import jwt` (PyJWT), which loads cryptography's X.509 stack as well: why
               edge/jose.py uses the primitives instead.
@@ -29,6 +37,10 @@ Each case is a new `python -c` process timed from spawn to exit; the cases run i
               function using those services pays (no network calls).
 - sdk:        `import mcp.server`, the official MCP SDK's server side.
 - python:     `python -c pass`, the interpreter alone.
+
+With `.aws-sam/build` present (`make build`), the section also times the built API package
+itself under Python 3.12 (the runtime's), with and without its bytecode: there the
+dependencies are compiled by the build too, or not at all.
 
 Targets: api/floor <= 1.3, api/sdk <= 0.5, and api-oauth/floor <= 1.0. The section is
 informational (a MISS does not fail it), but a child that exits non-zero does: a benchmark of a
@@ -38,14 +50,18 @@ broken handler is worthless.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
+import py_compile
 import secrets
+import shutil
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from common import (
-    API_HANDLER,
     PROJECT_ROOT,
     PYTHON,
     deployed_environment,
@@ -63,8 +79,9 @@ INFORMATIONAL = {
     ("api-task", "sdk"): "first task request",
     ("api-legacy", "floor"): "a 2025-11-25 initialize",
     ("pyjwt", "crypto"): "PyJWT against the primitives the token check uses",
+    ("api", "api-source"): "bytecode as `make build` ships it, against none",
 }
-DEFAULT_ROUNDS = 15
+DEFAULT_ROUNDS = 25
 CHILD_TIMEOUT_S = 120
 
 # Loads handlers/api.py the way the Lambda runtime loads a handler module. sys.argv[1] names
@@ -76,6 +93,9 @@ api = importlib.util.module_from_spec(spec)
 sys.modules["api"] = api
 spec.loader.exec_module(api)
 api.handler  # what the Lambda runtime reads at init: builds the handler from the environment
+import os, mcp_tasks_aws
+if not mcp_tasks_aws.__file__.startswith(os.path.dirname(os.path.dirname(sys.argv[1]))):
+    raise SystemExit(f"mcp_tasks_aws came from {mcp_tasks_aws.__file__}, not the staged copy")
 """
 
 _HANDLE = """
@@ -174,23 +194,54 @@ def _with_secret_value(env: dict[str, str]) -> dict[str, str]:
     return {**kept, "MCP_TASKS_STATE_SECRET": secrets.token_hex(32)}
 
 
-def cases(oauth: OAuthIssuer | None = None) -> list[Case]:
+class StagedCode:
+    """Our code as a function package holds it, in `root`: `handlers/` and `mcp_tasks_aws/`
+    less the embedded stack, compiled like `make build` compiles it when `bytecode`."""
+
+    def __init__(self, root: Path, *, bytecode: bool) -> None:
+        skip = shutil.ignore_patterns("__pycache__", "*.pyc")
+        shutil.copytree(PROJECT_ROOT / "handlers", root / "handlers", ignore=skip)
+        shutil.copytree(
+            PROJECT_ROOT / "src" / "mcp_tasks_aws",
+            root / "mcp_tasks_aws",
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "local"),
+        )
+        if bytecode:
+            mode = py_compile.PycInvalidationMode.UNCHECKED_HASH
+            if not compileall.compile_dir(root, quiet=1, invalidation_mode=mode):
+                raise ChildFailed(f"could not compile the staged code in {root}")
+        self.root = root
+        self.api_handler = root / "handlers" / "api.py"
+
+    def env(self, base: dict[str, str]) -> dict[str, str]:
+        """`base`, with this copy first on the path and no bytecode written by the child."""
+        return {**base, "PYTHONPATH": str(self.root), "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def cases(shipped: StagedCode, source: StagedCode, oauth: OAuthIssuer | None = None) -> list[Case]:
     job = json.dumps({"context": lambda_context_fields(), "events": _events()})
     initialize = json.dumps({"context": lambda_context_fields(), "events": [legacy_initialize()]})
+    handler, deployed = str(shipped.api_handler), shipped.env(deployed_environment())
     measured = [
-        Case("api", [PYTHON, "-c", _IMPORT_API + _HANDLE, str(API_HANDLER), job]),
-        Case("api-import", [PYTHON, "-c", _IMPORT_API, str(API_HANDLER)]),
+        Case("api", [PYTHON, "-c", _IMPORT_API + _HANDLE, handler, job], deployed),
+        Case("api-import", [PYTHON, "-c", _IMPORT_API, handler], deployed),
         Case(
             "api-task",
-            [PYTHON, "-c", _IMPORT_API + _HANDLE + _FORCE_CLIENTS, str(API_HANDLER), job],
+            [PYTHON, "-c", _IMPORT_API + _HANDLE + _FORCE_CLIENTS, handler, job],
+            deployed,
+        ),
+        Case(
+            "api-source",
+            [PYTHON, "-c", _IMPORT_API + _HANDLE, str(source.api_handler), job],
+            source.env(deployed_environment()),
         ),
         Case("floor", [PYTHON, "-c", _FLOOR]),
         Case("sdk", [PYTHON, "-c", "import mcp.server"]),
         Case("python", [PYTHON, "-c", "pass"]),
         Case(
             "api-legacy",
-            [PYTHON, "-c", _IMPORT_API + _INITIALIZE, str(API_HANDLER), initialize],
-            _with_secret_value(deployed_environment()),
+            [PYTHON, "-c", _IMPORT_API + _INITIALIZE, handler, initialize],
+            shipped.env(_with_secret_value(deployed_environment())),
         ),
         Case("crypto", [PYTHON, "-c", _CRYPTO]),
         Case("pyjwt", [PYTHON, "-c", "import jwt"]),
@@ -201,7 +252,7 @@ def cases(oauth: OAuthIssuer | None = None) -> list[Case]:
         )
         program = _IMPORT_API + _HANDLE
         measured.append(
-            Case("api-oauth", [PYTHON, "-c", program, str(API_HANDLER), oauth_job], oauth.env)
+            Case("api-oauth", [PYTHON, "-c", program, handler, oauth_job], shipped.env(oauth.env))
         )
     return measured
 
@@ -256,6 +307,67 @@ class OAuthIssuer:
         self.server.server_close()
 
 
+BUILT_API = PROJECT_ROOT / ".aws-sam" / "build" / "ApiFunction"
+SMOKE_OVERLAY = PROJECT_ROOT / ".aws-sam" / "smoke"
+"""`make build`'s API package, and the local twins of its arm64 wheels (its smoke test's)."""
+
+_BUILT = """
+import importlib, json, sys
+sys.path[:0] = [sys.argv[1], sys.argv[2]]
+api = importlib.import_module("handlers.api")
+
+class Context:
+    def __init__(self, fields):
+        self.__dict__.update(fields)
+
+    def get_remaining_time_in_millis(self):
+        return 30_000
+
+job = json.loads(sys.argv[3])
+for event in job["events"]:
+    answer = api.handler(event, Context(job["context"]))
+    if answer["statusCode"] != 200:
+        raise SystemExit(f"the built package answered {answer}")
+"""
+
+
+def built_package(rounds: int) -> None:
+    """The built API package under Python 3.12, with its bytecode and without (`api`'s two
+    requests, `-I -B`: nothing from this project's environment, no bytecode written)."""
+    import sys
+
+    sys.path.insert(0, str(PROJECT_ROOT / "scripts"))
+    import sam_build
+
+    if not (BUILT_API.is_dir() and SMOKE_OVERLAY.is_dir()):
+        print("built package: not measured (`make build` first)")
+        return
+    python312 = sam_build.python312()
+    tag = sam_build.cache_tag(python312)
+    if sam_build.uncompiled(BUILT_API, sam_build.REQUIRED, tag):
+        print("built package: built without bytecode (`make build` again)")
+        return
+    job = json.dumps({"context": lambda_context_fields(), "events": _events()})
+    env = _with_secret_value(sam_build.smoke_environment(BUILT_API, "demo"))
+    with tempfile.TemporaryDirectory(prefix="mcp-tasks-built-") as folder:
+        bare = Path(folder) / "ApiFunction"
+        shutil.copytree(BUILT_API, bare, ignore=shutil.ignore_patterns("__pycache__"))
+        runs = [
+            Case(name, [str(python312), "-I", "-B", "-c", _BUILT, str(SMOKE_OVERLAY), path, job])
+            for name, path in (("built", str(BUILT_API)), ("built-bare", str(bare)))
+        ]
+        for case in runs:
+            run_once(case, env)
+        for _ in range(rounds):
+            for case in runs:
+                case.samples.append(run_once(case, env))
+    built, bare_case = runs
+    print(f"built package, Python 3.12 ({rounds} rounds): with bytecode (as shipped) ", end="")
+    print(f"{median_ms(built.samples):.1f} ms, without {median_ms(bare_case.samples):.1f} ms")
+    ratio = median_ms(built.samples) / median_ms(bare_case.samples)
+    print(f"built/built-bare  {ratio:5.2f}  (bytecode against none, dependencies included)")
+
+
 def run_once(case: Case, env: dict[str, str]) -> float:
     start = time.perf_counter()
     done = subprocess.run(
@@ -288,7 +400,10 @@ def main(args: argparse.Namespace) -> int:
     rounds = max(1, args.rounds)
     env = deployed_environment()
     oauth = OAuthIssuer()
-    measured = cases(oauth)
+    staging = tempfile.TemporaryDirectory(prefix="mcp-tasks-cold-start-")
+    shipped = StagedCode(Path(staging.name) / "shipped", bytecode=True)
+    source = StagedCode(Path(staging.name) / "source", bytecode=False)
+    measured = cases(shipped, source, oauth)
     try:
         for case in measured:  # warm-up, not counted: bytecode caches and the page cache
             run_once(case, env)
@@ -300,6 +415,7 @@ def main(args: argparse.Namespace) -> int:
         return 1
     finally:
         oauth.close()
+        staging.cleanup()
 
     by_name = {case.name: case for case in measured}
     print(f"{rounds} rounds, interleaved; each sample is one fresh process, spawn to exit")
@@ -315,4 +431,9 @@ def main(args: argparse.Namespace) -> int:
     for (top, bottom), what in INFORMATIONAL.items():
         ratio = median_ms(by_name[top].samples) / median_ms(by_name[bottom].samples)
         print(f"{top}/{bottom:<6} {ratio:5.2f}  ({what}, for information)")
+    try:
+        built_package(rounds)
+    except (ChildFailed, subprocess.TimeoutExpired) as exc:
+        print(f"FAILED {exc}")
+        return 1
     return 0
