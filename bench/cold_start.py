@@ -70,6 +70,7 @@ from common import (
     mcp_event,
     median_ms,
     p90_ms,
+    sam_build,
 )
 
 TARGETS = {("api", "floor"): 1.3, ("api", "sdk"): 0.5, ("api-oauth", "floor"): 1.0}
@@ -199,13 +200,7 @@ class StagedCode:
     less the embedded stack, compiled like `make build` compiles it when `bytecode`."""
 
     def __init__(self, root: Path, *, bytecode: bool) -> None:
-        skip = shutil.ignore_patterns("__pycache__", "*.pyc")
-        shutil.copytree(PROJECT_ROOT / "handlers", root / "handlers", ignore=skip)
-        shutil.copytree(
-            PROJECT_ROOT / "src" / "mcp_tasks_aws",
-            root / "mcp_tasks_aws",
-            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "local"),
-        )
+        sam_build.copy_function_code(root)
         if bytecode:
             mode = py_compile.PycInvalidationMode.UNCHECKED_HASH
             if not compileall.compile_dir(root, quiet=1, invalidation_mode=mode):
@@ -334,11 +329,6 @@ for event in job["events"]:
 def built_package(rounds: int) -> None:
     """The built API package under Python 3.12, with its bytecode and without (`api`'s two
     requests, `-I -B`: nothing from this project's environment, no bytecode written)."""
-    import sys
-
-    sys.path.insert(0, str(PROJECT_ROOT / "scripts"))
-    import sam_build
-
     if not (BUILT_API.is_dir() and SMOKE_OVERLAY.is_dir()):
         print("built package: not measured (`make build` first)")
         return

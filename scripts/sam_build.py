@@ -141,12 +141,9 @@ def runtime_requirements() -> list[str]:
     return keep
 
 
-def stage() -> Path:
-    sys.path.insert(0, str(ROOT / "src"))
-    from mcp_tasks_aws.local.template import load_template
-
-    shutil.rmtree(STAGE, ignore_errors=True)
-    code = STAGE / "function"
+def copy_function_code(code: Path) -> None:
+    """Our part of every function package into `code`: `handlers/` and `mcp_tasks_aws/`, less
+    the embedded stack (`mcp_tasks_aws.local`) and any bytecode."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(ROOT / "handlers", code / "handlers", ignore=ignore)
     shutil.copytree(
@@ -154,6 +151,16 @@ def stage() -> Path:
         code / "mcp_tasks_aws",
         ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "local"),
     )
+
+
+def stage() -> Path:
+    sys.path.insert(0, str(ROOT / "src"))
+    from mcp_tasks_aws.local.template import load_template
+
+    shutil.rmtree(STAGE, ignore_errors=True)
+    code = STAGE / "function"
+    copy_function_code(code)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     # The user's own tools modules live beside it under src/ (MCP_TASKS_TOOLS names them).
     for entry in sorted((ROOT / "src").iterdir()):
         if entry.name == "mcp_tasks_aws" or entry.name.endswith(".egg-info"):
