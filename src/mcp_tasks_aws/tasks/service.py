@@ -133,7 +133,7 @@ class TaskService:
         if len(json.dumps(arguments)) > MAX_ARGUMENTS_BYTES:
             raise TaskArgumentsTooLarge()
         now = self.clock()
-        direct = self.direct_legs is not None and spec.direct
+        direct_legs = self.direct_legs if spec.direct else None
         floor = spec.poll_interval_ms or self.default_poll_interval_ms
         record = TaskRecord(
             task_id=new_task_id(),
@@ -149,12 +149,12 @@ class TaskService:
             poll_interval_max_ms=max(floor, spec.max_poll_interval_ms or self.max_poll_interval_ms),
             answers=dict(journal or {}),
             asked_keys=frozenset(journal or {}),
-            held_by="direct" if direct else "execution",
+            held_by="execution" if direct_legs is None else "direct",
         )
         self.store.put_new(record)  # TaskAlreadyExists: 128 random bits collided, a broken RNG
         try:
-            if direct and self.direct_legs is not None:
-                self.direct_legs.start(record.task_id)
+            if direct_legs is not None:
+                direct_legs.start(record.task_id)
             else:
                 self.runner.start(record.task_id, record.wait_seconds(now))
         except Exception as exc:
@@ -196,11 +196,17 @@ class TaskService:
     # -- read ---------------------------------------------------------------------------------
 
     def get(self, owner: str, task_id: str) -> TaskView:
-        return self.view(self._load(owner, task_id))
+        return self.view(self.load(owner, task_id))
 
     def load(self, owner: str, task_id: str) -> TaskRecord:
         """The caller's live record (one consistent read; an offloaded result stays where it is)."""
-        return self._load(owner, task_id)
+        self._check_id(task_id)
+        record = self.store.get(task_id)
+        if record is None or record.owner != owner:
+            raise TaskNotFound()
+        if record.is_expired(self.clock()):
+            raise TaskNotFound(expired=True)
+        return record
 
     def view(self, record: TaskRecord) -> TaskView:
         """The view of a record, reading an offloaded result back (only once it is shown)."""
@@ -262,7 +268,7 @@ class TaskService:
         if len(writable) < len(shaped) or not writable:
             # Some value answers no request at all: one read tells whether it was meant for an
             # outstanding one (an error) or for a key nobody asked (ignored).
-            record = self._load(owner, task_id)
+            record = self.load(owner, task_id)
             _reject_misfits(record, shaped)
         for _ in range(_ANSWER_ROUNDS):
             if not writable:
@@ -343,15 +349,6 @@ class TaskService:
     def _check_id(self, task_id: str) -> None:
         if not is_task_id(task_id):
             raise TaskNotFound()
-
-    def _load(self, owner: str, task_id: str) -> TaskRecord:
-        self._check_id(task_id)
-        record = self.store.get(task_id)
-        if record is None or record.owner != owner:
-            raise TaskNotFound()
-        if record.is_expired(self.clock()):
-            raise TaskNotFound(expired=True)
-        return record
 
     @staticmethod
     def _owned(outcome: Applied | None, owner: str, now_ms: int) -> TaskRecord:
