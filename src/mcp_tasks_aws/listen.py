@@ -18,6 +18,7 @@ before the integration timeout; the client listens again.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, Final
@@ -113,10 +114,7 @@ class Listener:
             "notifications/subscriptions/acknowledged",
             {"notifications": honoured, "_meta": subscription},
         )
-        for current in watch.snapshot():
-            task = detailed_task(current.view)
-            yield notification_message("notifications/tasks", {**task, "_meta": subscription})
-        for change in watch.changes():
+        for change in itertools.chain(watch.snapshot(), watch.changes()):
             if isinstance(change, TaskChanged):
                 task = detailed_task(change.view)
                 yield notification_message("notifications/tasks", {**task, "_meta": subscription})
