@@ -424,6 +424,25 @@ def test_refuse_fails_a_waiting_task_once_and_only_for_an_outstanding_key(
 # -- pairs of moves, in either order -----------------------------------------------------------
 
 
+def apply_in_order_agrees_with_the_table(
+    store: TaskStore,
+    record: TaskRecord,
+    moves: dict[str, tuple[t.Guard, t.Changes]],
+    *order: str,
+) -> None:
+    """Apply `moves` in `order`: each lands exactly when `transitions.allows` says it may."""
+    expected = record
+    for name in order:
+        guard, changes = moves[name]
+        outcome = store.apply(record.task_id, guard, changes)
+        assert outcome is not None
+        allowed = t.allows(guard, expected)
+        assert outcome.changed is allowed, (order, name)
+        if allowed:
+            expected = t.applied(expected, changes)
+        assert outcome.record == expected
+
+
 @pytest.mark.parametrize(
     ("first", "second"),
     list(itertools.permutations(["answer", "cancel", "complete", "lose", "refuse", "report"], 2)),
@@ -440,16 +459,7 @@ def test_two_moves_in_either_order_agree_with_the_table(
         "report": t.report(1, "busy", now_ms()),
         "refuse": refuse(ALICE, "a"),
     }
-    expected = record
-    for name in (first, second):
-        guard, changes = moves[name]
-        outcome = store.apply(record.task_id, guard, changes)
-        assert outcome is not None
-        allowed = t.allows(guard, expected)
-        assert outcome.changed is allowed, (first, second, name)
-        if allowed:
-            expected = t.applied(expected, changes)
-        assert outcome.record == expected
+    apply_in_order_agrees_with_the_table(store, record, moves, first, second)
 
 
 @pytest.mark.parametrize(
@@ -467,13 +477,4 @@ def test_two_moves_on_a_directly_parked_task_agree_with_the_table(
         "complete": t.complete(record.leg, now_ms(), result={"x": 1}),
         "lose_direct": t.lose_direct({"code": -32603, "message": "lost"}, now_ms()),
     }
-    expected = record
-    for name in (first, second):
-        guard, changes = moves[name]
-        outcome = store.apply(record.task_id, guard, changes)
-        assert outcome is not None
-        allowed = t.allows(guard, expected)
-        assert outcome.changed is allowed, (first, second, name)
-        if allowed:
-            expected = t.applied(expected, changes)
-        assert outcome.record == expected
+    apply_in_order_agrees_with_the_table(store, record, moves, first, second)
