@@ -71,24 +71,27 @@ class InProcessLambdas:
         return settings.timeout_s if settings is not None else DEFAULT_TIMEOUT_S
 
     def invoke(self, function_name: str, body: Any, response_headers: dict[str, str]) -> bytes:
-        name = function_name_of(function_name)
+        result, error = self._run(function_name_of(function_name), _event(body))
+        if error is not None:
+            response_headers["x-amz-function-error"] = "Unhandled"
+            return json.dumps(error).encode()
+        return json.dumps(result).encode()
+
+    def _run(self, name: str, event: dict[str, Any]) -> tuple[Any, dict[str, Any] | None]:
+        """Run the handler once: its result, or the error payload Lambda would return."""
         handler = self.handlers.get(name)
         if handler is None:
-            response_headers["x-amz-function-error"] = "Unhandled"
-            return json.dumps(
-                {"errorType": "ResourceNotFoundException", "errorMessage": f"no function {name}"}
-            ).encode()
+            return None, {
+                "errorType": "ResourceNotFoundException",
+                "errorMessage": f"no function {name}",
+            }
         timeout = self.timeout_of(name)
         try:
-            result = call_with_timeout(handler, _event(body), _context(name, timeout), timeout)
+            return call_with_timeout(handler, event, _context(name, timeout), timeout), None
         except FunctionTimedOut:
-            response_headers["x-amz-function-error"] = "Unhandled"
-            return json.dumps(timeout_error(timeout)).encode()
-        except Exception as exc:
-            # What Lambda returns for an unhandled exception.
-            response_headers["x-amz-function-error"] = "Unhandled"
-            return json.dumps(_error_payload(exc)).encode()
-        return json.dumps(result).encode()
+            return None, timeout_error(timeout)
+        except Exception as exc:  # what Lambda returns for an unhandled exception
+            return None, _error_payload(exc)
 
     # -- asynchronous -----------------------------------------------------------------------
 
@@ -103,7 +106,7 @@ class InProcessLambdas:
         attempts = 1 + (settings.maximum_retry_attempts if settings else 0)
         error: dict[str, Any] = {}
         for _ in range(attempts):
-            failed = self._attempt(name, event)
+            _, failed = self._run(name, event)
             if failed is None:
                 return
             error = failed
@@ -115,20 +118,6 @@ class InProcessLambdas:
             return
         record = _failure_record(settings.arn, event, error, attempts)
         self.invoke_event(settings.on_failure, json.dumps(record))
-
-    def _attempt(self, name: str, event: dict[str, Any]) -> dict[str, Any] | None:
-        """Run the handler once; the error payload Lambda would record, or None on success."""
-        handler = self.handlers.get(name)
-        if handler is None:
-            return {"errorType": "ResourceNotFoundException", "errorMessage": f"no function {name}"}
-        timeout = self.timeout_of(name)
-        try:
-            call_with_timeout(handler, event, _context(name, timeout), timeout)
-        except FunctionTimedOut:
-            return timeout_error(timeout)
-        except Exception as exc:
-            return _error_payload(exc)
-        return None
 
     def _spawn(self, target: Callable[[], None], name: str) -> threading.Thread:
         def run() -> None:
