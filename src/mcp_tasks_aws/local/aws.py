@@ -178,13 +178,18 @@ class LocalAws:
     state_machine_arn: str
     environment: dict[str, str]
     function_handlers: dict[str, str]  # logical id -> "handlers.module.function"
-    function_timeouts: dict[str, float] = field(default_factory=dict)  # logical id -> seconds
     function_environments: dict[str, dict[str, str]] = field(default_factory=dict)
     """Logical id -> the function's environment (Globals and its own, as the template sets)."""
     async_settings: dict[str, AsyncSettings] = field(default_factory=dict)
+    """Logical id -> the function's timeout and asynchronous-invoke settings."""
     _mock: Any = None
     _watcher: threading.Thread | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def function_timeouts(self) -> dict[str, float]:
+        """Logical id -> the function's `Timeout` in seconds."""
+        return {logical: settings.timeout_s for logical, settings in self.async_settings.items()}
 
     def function_name(self, logical_id: str) -> str:
         return f"{self.stack_name}-{logical_id}"
@@ -359,20 +364,11 @@ def start_local_aws(template_path: Path, parameters: dict[str, str] | None = Non
     for name, value in function_globals.get("Environment", {}).get("Variables", {}).items():
         environment[name] = str(resolve(value))
     environment["MCP_TASKS_STATE_MACHINE_ARN"] = machine_arn
-    timeouts = {
-        logical: float(
-            resolve(
-                resources[logical]["Properties"].get(
-                    "Timeout", function_globals.get("Timeout", DEFAULT_TIMEOUT_S)
-                )
-            )
-        )
-        for logical in functions
-    }
     function_environments: dict[str, dict[str, str]] = {}
     async_settings: dict[str, AsyncSettings] = {}
     for logical in functions:
         properties = resources[logical]["Properties"]
+        timeout = properties.get("Timeout", function_globals.get("Timeout", DEFAULT_TIMEOUT_S))
         own = properties.get("Environment", {}).get("Variables", {})
         function_environments[logical] = {
             **environment,
@@ -388,7 +384,7 @@ def start_local_aws(template_path: Path, parameters: dict[str, str] | None = Non
                 destination = f"not-emulated:{on_failure.get('Type', '?')}"
         async_settings[logical] = AsyncSettings(
             arn=attribute(logical, "Arn"),
-            timeout_s=timeouts[logical],
+            timeout_s=float(resolve(timeout)),
             maximum_retry_attempts=int(invoke_config.get("MaximumRetryAttempts", 2)),
             on_failure=destination,
         )
@@ -399,7 +395,6 @@ def start_local_aws(template_path: Path, parameters: dict[str, str] | None = Non
         state_machine_arn=machine_arn,
         environment=environment,
         function_handlers=functions,
-        function_timeouts=timeouts,
         function_environments=function_environments,
         async_settings=async_settings,
         _mock=mock,
