@@ -260,11 +260,7 @@ def refuse(
         alive_at_s=now_ms // 1000,
         outstanding=(Outstanding(key, frozenset({method})),),
     )
-    ops = (
-        *_to("refuse"),
-        Put("error", error),
-        Put("status_message", str(error.get("message", ""))),
-    )
+    ops = (*_to("refuse"), *_failure(error))
     return guard, Changes("refuse", now_ms, ops)
 
 
@@ -330,6 +326,11 @@ def attach(leg: int, keys: Iterable[str], task_token: str, now_ms: int) -> tuple
     return guard, Changes("attach", now_ms, ops, shown=False)
 
 
+def _failure(error: dict[str, Any]) -> tuple[Op, ...]:
+    """The error a failed task shows, and its message as the status message."""
+    return (Put("error", error), Put("status_message", str(error.get("message", ""))))
+
+
 def _ending(move: str, now_ms: int, ops: tuple[Op, ...]) -> Changes:
     return Changes(move, now_ms, (*_to(move), Put("input_requests", {}), Drop("task_token"), *ops))
 
@@ -360,20 +361,20 @@ def complete(
 
 def fail(leg: int, error: dict[str, Any], now_ms: int) -> tuple[Guard, Changes]:
     """A protocol-level fault ended the leg: the task fails with this JSON-RPC error."""
-    ops = (Put("error", error), Put("status_message", str(error.get("message", ""))))
+    ops = _failure(error)
     return _guard("fail", leg=leg), _ending("fail", now_ms, ops)
 
 
 def lose(error: dict[str, Any], now_ms: int) -> tuple[Guard, Changes]:
     """The execution ended without ending the task (crash, timeout, abort)."""
-    ops = (Put("error", error), Put("status_message", str(error.get("message", ""))))
+    ops = _failure(error)
     return _guard("lose"), _ending("lose", now_ms, ops)
 
 
 def lose_direct(error: dict[str, Any], now_ms: int) -> tuple[Guard, Changes]:
     """A direct leg's invoke failed (crash, timeout, event too old) before an execution held
     the task. Once one holds it, only that execution's end settles the task (`lose`)."""
-    ops = (Put("error", error), Put("status_message", str(error.get("message", ""))))
+    ops = _failure(error)
     return _guard("lose_direct", held_by="direct"), _ending("lose_direct", now_ms, ops)
 
 
