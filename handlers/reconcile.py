@@ -38,19 +38,17 @@ def make_handler(app: App) -> LambdaHandler:
         if leg is not None:
             logger.append_keys(task_id=leg.task_id, lost_leg=leg.reason)
             outcome = settle_lost_direct_leg(store, leg.task_id, leg.reason)
-            metrics.add_metric(
-                name=f"ReconciledLeg{outcome.capitalize()}", unit=MetricUnit.Count, value=1
-            )
-            logger.info("reconciled", extra={"outcome": outcome})
-            return {"outcome": outcome}
-        detail = event.get("detail") or {}
-        status = str(detail.get("status", ""))
-        task_id = str(detail.get("name", ""))
-        if status not in LOST or not task_id:
-            return {"outcome": "ignored"}
-        logger.append_keys(task_id=task_id, execution_status=status)
-        outcome = settle_lost_execution(store, task_id, status)
-        metrics.add_metric(name=f"Reconciled{outcome.capitalize()}", unit=MetricUnit.Count, value=1)
+            metric = f"ReconciledLeg{outcome.capitalize()}"
+        else:
+            detail = event.get("detail") or {}
+            status = str(detail.get("status", ""))
+            task_id = str(detail.get("name", ""))
+            if status not in LOST or not task_id:
+                return {"outcome": "ignored"}
+            logger.append_keys(task_id=task_id, execution_status=status)
+            outcome = settle_lost_execution(store, task_id, status)
+            metric = f"Reconciled{outcome.capitalize()}"
+        metrics.add_metric(name=metric, unit=MetricUnit.Count, value=1)
         logger.info("reconciled", extra={"outcome": outcome})
         return {"outcome": outcome}
 
