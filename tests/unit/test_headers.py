@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -14,12 +15,25 @@ from mcp_tasks_aws.protocol.headers import (
     InvalidHeaderDeclaration,
     ParamHeader,
     check_param_headers,
+    SENTINEL_PREFIX,
+    SENTINEL_SUFFIX,
     decode_header_value,
-    encode_header_value,
     param_headers_of,
 )
 
 # -- value encoding ------------------------------------------------------------------------------
+
+
+def encode_header_value(value: str) -> str:
+    """How a client sends `value`: as is when it is plain ASCII, else in the Base64 sentinel."""
+    plain = (
+        all(" " <= c <= "~" for c in value)
+        and value == value.strip()
+        and not (value.startswith(SENTINEL_PREFIX) and value.endswith(SENTINEL_SUFFIX))
+    )
+    if plain:
+        return value
+    return f"{SENTINEL_PREFIX}{base64.b64encode(value.encode()).decode()}{SENTINEL_SUFFIX}"
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,6 @@ HEADER_KEYWORD = "x-mcp-header"
 PARAM_HEADER_PREFIX = "Mcp-Param-"
 SENTINEL_PREFIX = "=?base64?"
 SENTINEL_SUFFIX = "?="
-MAX_SAFE_INTEGER = 2**53 - 1
 
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _PLAIN_VALUE = re.compile(r"[\t\x20-\x7e]*")
@@ -103,18 +102,6 @@ def decode_header_value(raw: str, header: str) -> str:
     if not _PLAIN_VALUE.fullmatch(raw):
         raise HeaderMismatch(f"Header mismatch: {header} contains invalid characters")
     return raw
-
-
-def encode_header_value(value: str) -> str:
-    """How a client sends `value`: as is when it is plain ASCII, else in the Base64 sentinel."""
-    plain = (
-        all(" " <= c <= "~" for c in value)
-        and value == value.strip()
-        and not (value.startswith(SENTINEL_PREFIX) and value.endswith(SENTINEL_SUFFIX))
-    )
-    if plain:
-        return value
-    return f"{SENTINEL_PREFIX}{base64.b64encode(value.encode()).decode()}{SENTINEL_SUFFIX}"
 
 
 # -- declarations --------------------------------------------------------------------------------
