@@ -259,10 +259,10 @@ class HttpTransport:
         """The answer to a request that could not even be read (as a JSON-RPC error)."""
         return _error(exc.http_status, exc)
 
-    def internal_error(self) -> HttpResponse:
+    def internal_error(self, rid: Any = None) -> HttpResponse:
         """The last-resort answer when serving failed in a way nothing else caught."""
         error, status = to_error_object(Exception())
-        return _json_response(status, error_message(None, error))
+        return _json_response(status, error_message(rid, error))
 
     def origin_allowed(self, origin: str | None) -> bool:
         # Requests without Origin come from non-browser clients; DNS rebinding needs a browser.
@@ -332,8 +332,7 @@ class HttpTransport:
             return _error(exc.http_status, exc, message.id)
         except Exception:
             logger.exception("unhandled error serving %s", message.method)
-            error, status = to_error_object(Exception())
-            return _json_response(status, error_message(message.id, error))
+            return self.internal_error(message.id)
 
         return self._answer(message.id, response, notifications, json_ok, sse_ok)
 
@@ -380,8 +379,7 @@ class HttpTransport:
             return _error(200 if isinstance(message, Request) else 400, exc, rid)
         except Exception:
             logger.exception("unhandled error serving a legacy message")
-            error, status = to_error_object(Exception())
-            return _json_response(status, error_message(rid, error))
+            return self.internal_error(rid)
         if served is None:
             return HttpResponse(202)
         response, notifications, headers = served
@@ -413,8 +411,7 @@ class HttpTransport:
             return _error(status, exc)
         except Exception:
             logger.exception("unhandled error serving a legacy %s", verb)
-            error, status = to_error_object(Exception())
-            return _json_response(status, error_message(None, error))
+            return self.internal_error()
         return HttpResponse(200, dict(_SSE_HEADERS), stream=_sse_stream(None, stream))
 
     def check_headers(self, http: HttpRequest, request: Request, body_version: str) -> None:
