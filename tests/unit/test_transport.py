@@ -496,6 +496,43 @@ def test_unknown_methods_are_logged_as_unknown_and_long_ids_truncated() -> None:
     assert str(rid).startswith("iii")
 
 
+class _InitializeOnlyGate:
+    """A legacy side that serves `initialize` only."""
+
+    def knows(self, method: str) -> bool:
+        return method == "initialize"
+
+    def post(self, http: HttpRequest, message: Any) -> Any:
+        return {"jsonrpc": "2.0", "id": message.id, "result": {}}, [], {}
+
+    def resume(self, http: HttpRequest, last_event_id: str) -> Any:
+        raise AssertionError("not used")
+
+    def end(self, http: HttpRequest) -> None:
+        raise AssertionError("not used")
+
+
+def test_legacy_requests_are_logged_as_small_as_modern_ones() -> None:
+    # Given a 2025-11-25 request (no _meta) with a 500 KB method and a 400 KB id
+    seen: list[tuple[str, Any]] = []
+    transport = HttpTransport(
+        _KnownMethods(),
+        supported_versions=[PROTOCOL_VERSION],
+        on_request=lambda method, rid: seen.append((method, rid)),
+        legacy=_InitializeOnlyGate(),
+    )
+    huge_method, huge_id = "m" * 500_000, "i" * 400_000
+    client = McpClient(transport)
+    response = client.send({"jsonrpc": "2.0", "id": huge_id, "method": huge_method})
+    client.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}})
+    # Then it answers -32601, and what reaches the log context is small
+    assert response.status == 404
+    [(method, rid), known] = seen
+    assert method == "unknown"
+    assert len(str(rid)) <= 70
+    assert known == ("initialize", 0)
+
+
 def test_known_methods_and_short_ids_are_logged_as_they_are() -> None:
     seen: list[tuple[str, Any]] = []
     transport = HttpTransport(

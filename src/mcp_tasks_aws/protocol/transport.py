@@ -364,10 +364,12 @@ class HttpTransport:
         assert self.legacy is not None
         rid = message.id if isinstance(message, Request) else None
         if isinstance(message, Request):
+            known = self.legacy.knows(message.method)
             if self.on_request is not None:
-                self.on_request(message.method, message.id)
+                # As in 2026-07-28: what the client sent is logged only once it is known small.
+                self.on_request(message.method if known else "unknown", loggable_id(message.id))
             # -32601 wins over everything else, as in 2026-07-28 (a method no era serves).
-            if not self.legacy.knows(message.method):
+            if not known:
                 return _error(404, MethodNotFound(f"Method not found: {message.method}"), rid)
         try:
             served = self.legacy.post(http, message)
