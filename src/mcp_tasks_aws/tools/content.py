@@ -20,7 +20,7 @@ import base64
 import mimetypes
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -116,9 +116,6 @@ def _read(path: str | os.PathLike[str]) -> tuple[Path, bytes]:
 class Content:
     """A content block. Subclasses build their wire form once, when created."""
 
-    binary_size: int = 0
-    """Bytes of binary data the block carries (before Base64)."""
-
     def to_wire(self) -> dict[str, Any]:
         raise NotImplementedError
 
@@ -178,7 +175,7 @@ class _Binary(Content):
                 f"{', '.join(sorted(self.allowed))}"
             )
         self.mime_type = mime
-        self.binary_size = len(data)
+        self.binary_size = len(data)  # bytes before Base64
         self.annotations = annotations
         self._data = base64.b64encode(data).decode("ascii")
 
@@ -251,7 +248,6 @@ class EmbeddedResource(Content):
     blob: bytes | None = None
     mime_type: str | None = None
     annotations: Mapping[str, Any] | None = None
-    binary_size: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
         if not self.uri:
@@ -260,7 +256,6 @@ class EmbeddedResource(Content):
             raise ContentError(f"EmbeddedResource({self.uri!r}) needs either text= or blob=")
         if self.blob is not None:
             _check_size(len(self.blob), f"EmbeddedResource({self.uri!r}) blob")
-            object.__setattr__(self, "binary_size", len(self.blob))
 
     def to_wire(self) -> dict[str, Any]:
         contents: dict[str, Any] = {"uri": self.uri}
