@@ -99,6 +99,16 @@ def _contents(uri: str, mime_type: str | None, value: Any) -> dict[str, Any]:
     return content
 
 
+def _listed(spec: ResourceSpec | ResourceTemplateSpec, address: dict[str, str]) -> dict[str, Any]:
+    """A resource's or template's entry in its list: its address first, then what describes it."""
+    entry: dict[str, Any] = {**address, "name": spec.name, "description": spec.description}
+    if spec.mime_type:
+        entry["mimeType"] = spec.mime_type
+    if spec.title:
+        entry["title"] = spec.title
+    return entry
+
+
 @dataclass
 class ResourceSpec:
     """One static resource: a URI whose contents a function returns (text or bytes)."""
@@ -111,16 +121,7 @@ class ResourceSpec:
     title: str | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        resource: dict[str, Any] = {
-            "uri": self.uri,
-            "name": self.name,
-            "description": self.description,
-        }
-        if self.mime_type:
-            resource["mimeType"] = self.mime_type
-        if self.title:
-            resource["title"] = self.title
-        return resource
+        return _listed(self, {"uri": self.uri})
 
     def call(self, variables: dict[str, str]) -> Any:
         return self.fn()
@@ -151,16 +152,7 @@ class ResourceTemplateSpec:
         return self.template.template
 
     def to_wire(self) -> dict[str, Any]:
-        template: dict[str, Any] = {
-            "uriTemplate": self.uri_template,
-            "name": self.name,
-            "description": self.description,
-        }
-        if self.mime_type:
-            template["mimeType"] = self.mime_type
-        if self.title:
-            template["title"] = self.title
-        return template
+        return _listed(self, {"uriTemplate": self.uri_template})
 
     def call(self, variables: dict[str, str]) -> Any:
         return self.fn(**variables)
