@@ -16,14 +16,19 @@ with ARNs, a codec error quoting data) stays in the logs; the client reads that 
 from __future__ import annotations
 
 import logging
-import sys
 from typing import Any
 
 from pydantic import ValidationError
 
 from mcp_tasks_aws.protocol.errors import InvalidParams, McpError
 from mcp_tasks_aws.tools.context import BecomeTask, InputNeeded, ToolContext
-from mcp_tasks_aws.tools.specs import PromptSpec, ToolError, ToolSpec, text_result
+from mcp_tasks_aws.tools.specs import (
+    PromptSpec,
+    ToolError,
+    ToolSpec,
+    loaded_content_module,
+    text_result,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +86,7 @@ def _schema_errors(spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
 
 def _is_content_error(exc: Exception) -> bool:
     # Content helpers are loaded only by tools that use them (see `specs`); so is their error.
-    content = sys.modules.get("mcp_tasks_aws.tools.content")
+    content = loaded_content_module()
     return content is not None and isinstance(exc, content.ContentError)
 
 

@@ -81,13 +81,14 @@ _CONTENT_MODULE = "mcp_tasks_aws.tools.content"
 # can only be a helper once its module is loaded, so `sys.modules` answers "is it content?".
 
 
-def _content_module() -> Any:
+def loaded_content_module() -> Any:
+    """`tools.content` if something loaded it already, else None (never imports it)."""
     return sys.modules.get(_CONTENT_MODULE)
 
 
 def _is_content_annotation(annotation: Any) -> bool:
     """Whether a return annotation promises content (`Image`, `list[Image | str]`, ...)."""
-    content = _content_module()
+    content = loaded_content_module()
     if content is None:
         return False
     if isinstance(annotation, type) and issubclass(annotation, content.Content):
@@ -146,7 +147,7 @@ class ToolSpec(_FunctionSpec):
             return (
                 model,
                 check_handwritten_schema(self.label, self.handwritten_schema, fields),
-                (context_param),
+                context_param,
             )
         return model, derived, context_param
 
@@ -223,7 +224,7 @@ class ToolSpec(_FunctionSpec):
 
         Raises ContentError when the result's binary content is over the budget.
         """
-        content = _content_module()
+        content = loaded_content_module()
         if isinstance(value, ToolResult):
             result = value.to_wire()
         elif content is not None and content.is_content(value):
@@ -274,7 +275,7 @@ def _prompt_message(item: Any) -> dict[str, Any]:
 
 
 def _is_content_value(value: Any) -> bool:
-    content = _content_module()
+    content = loaded_content_module()
     return content is not None and isinstance(value, content.Content | content.Message)
 
 
