@@ -12,11 +12,11 @@ from mcp_support import McpClient
 from mcp_tasks_aws import Header, ToolDefinitionError, ToolSet
 from mcp_tasks_aws.protocol.errors import HeaderMismatch
 from mcp_tasks_aws.protocol.headers import (
+    SENTINEL_PREFIX,
+    SENTINEL_SUFFIX,
     InvalidHeaderDeclaration,
     ParamHeader,
     check_param_headers,
-    SENTINEL_PREFIX,
-    SENTINEL_SUFFIX,
     decode_header_value,
     param_headers_of,
 )
