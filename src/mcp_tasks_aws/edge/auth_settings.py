@@ -44,7 +44,6 @@ class AuthSettings:
     authorization_servers: tuple[str, ...] = ()
     scopes: tuple[str, ...] = ()
     jwks_refresh_seconds: float = 60.0
-    leeway_seconds: float = 60.0
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> AuthSettings:

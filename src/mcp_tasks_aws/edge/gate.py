@@ -258,12 +258,7 @@ def build_edge(
             jwks_uri=auth.jwks_uri,
             min_refresh_seconds=auth.jwks_refresh_seconds,
         )
-        verifier = TokenVerifier(
-            issuer=auth.issuer,
-            audiences=auth.audiences,
-            keys=keys,
-            leeway_seconds=auth.leeway_seconds,
-        )
+        verifier = TokenVerifier(issuer=auth.issuer, audiences=auth.audiences, keys=keys)
     empty: frozenset[str] = frozenset()
     all_scopes = {scope for scopes in tool_scopes.values() for scope in scopes}
     return Edge(

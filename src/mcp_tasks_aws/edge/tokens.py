@@ -38,7 +38,6 @@ class VerifiedToken:
     subject: str
     client: str
     scopes: frozenset[str]
-    claims: dict[str, Any]
 
 
 def scopes_of(claims: dict[str, Any]) -> frozenset[str]:
@@ -117,7 +116,6 @@ class TokenVerifier:
             subject=subject,
             client=str(client),
             scopes=scopes_of(claims),
-            claims=claims,
         )
 
     def _audience_matches(self, claims: dict[str, Any]) -> bool:
