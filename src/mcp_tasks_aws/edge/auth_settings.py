@@ -16,7 +16,8 @@ AuthModeName = Literal["none", "jwt", "iam", "oauth"]
 WELL_KNOWN = "/.well-known/oauth-protected-resource"
 
 
-def _split(raw: str) -> tuple[str, ...]:
+def split_list(raw: str) -> tuple[str, ...]:
+    """The items of a list variable, separated by commas or white space."""
     return tuple(part for part in re.split(r"[,\s]+", raw) if part)
 
 
@@ -53,10 +54,10 @@ class AuthSettings:
             raise RuntimeError(f"MCP_TASKS_AUTH_MODE={mode!r}: use none, jwt, iam or oauth")
         resource = env.get("MCP_TASKS_RESOURCE_URL", "").strip()
         issuer = env.get("MCP_TASKS_OAUTH_ISSUER", "").strip()
-        audiences = _split(env.get("MCP_TASKS_OAUTH_AUDIENCE", "")) or (
+        audiences = split_list(env.get("MCP_TASKS_OAUTH_AUDIENCE", "")) or (
             (resource,) if resource else ()
         )
-        servers = _split(env.get("MCP_TASKS_OAUTH_AUTHORIZATION_SERVERS", "")) or (
+        servers = split_list(env.get("MCP_TASKS_OAUTH_AUTHORIZATION_SERVERS", "")) or (
             (issuer,) if issuer else ()
         )
         settings = cls(
@@ -66,7 +67,7 @@ class AuthSettings:
             audiences=audiences,
             jwks_uri=env.get("MCP_TASKS_OAUTH_JWKS_URI", "").strip(),
             authorization_servers=servers,
-            scopes=_split(env.get("MCP_TASKS_OAUTH_SCOPES", "")),
+            scopes=split_list(env.get("MCP_TASKS_OAUTH_SCOPES", "")),
             jwks_refresh_seconds=float(env.get("MCP_TASKS_OAUTH_JWKS_REFRESH_SECONDS", 60)),
         )
         settings.check()

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mcp_tasks_aws.edge.auth_settings import split_list
+
 if TYPE_CHECKING:
     from mcp_tasks_aws.local.oauth_server import LocalAuthorizationServer
 
@@ -40,7 +42,7 @@ def oauth_for_stack(
 
     # The server grants what the resource asks for: its own scopes and every tool's.
     toolset = load_toolset(env.get("MCP_TASKS_TOOLS") or "demo")
-    scopes = {*DEFAULT_SCOPES, *values["MCP_TASKS_OAUTH_SCOPES"].replace(",", " ").split()}
+    scopes = {*DEFAULT_SCOPES, *split_list(values["MCP_TASKS_OAUTH_SCOPES"])}
     scopes |= {scope for spec in toolset.tools.values() for scope in spec.scopes}
     server = LocalAuthorizationServer(
         values["MCP_TASKS_RESOURCE_URL"], scopes=tuple(sorted(scopes))
