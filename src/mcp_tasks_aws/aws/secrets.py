@@ -28,19 +28,14 @@ from mcp_tasks_aws.aws.errors import client_error_code
 logger = logging.getLogger(__name__)
 
 
-def _default_client() -> Any:
-    from mcp_tasks_aws.aws.clients import Clients
-
-    return Clients().get("secretsmanager")
-
-
 class SecretsManagerSecrets:
-    """A `SecretSource` (see `protocol.request_state`) backed by one Secrets Manager secret."""
+    """A `SecretSource` (see `protocol.request_state`) backed by one Secrets Manager secret;
+    `client_factory` gives its client (the app's shared one), called on the first read."""
 
     def __init__(
         self,
         secret_id: str,
-        client_factory: Callable[[], Any] = _default_client,
+        client_factory: Callable[[], Any],
         *,
         max_age_s: float = 600,
         refresh_every_s: float = 30,
