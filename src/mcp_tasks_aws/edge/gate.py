@@ -31,7 +31,7 @@ import json
 import logging
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from mcp_tasks_aws.config import Settings
@@ -67,7 +67,6 @@ class Challenge:
     description: str = ""
     scopes: tuple[str, ...] = ()
     metadata_url: str | None = None
-    extra: dict[str, str] = field(default_factory=dict)
 
     def response(self) -> HttpResponse:
         params: list[str] = []
@@ -162,9 +161,12 @@ class Edge:
         }
         return HttpResponse(200, headers, json.dumps(self.metadata()).encode())
 
-    def challenge(self, error: str | None = None, description: str = "") -> Challenge:
+    def challenge(
+        self, error: str | None = None, description: str = "", status: int = 401
+    ) -> Challenge:
+        """A refusal naming this endpoint's scopes and where its metadata is."""
         return Challenge(
-            401,
+            status,
             error,
             description,
             scopes=self.settings.scopes,
@@ -192,12 +194,8 @@ class Edge:
             logger.warning("cannot check bearer tokens: %s", exc)
             return Challenge(503, "temporarily_unavailable", "cannot check tokens right now")
         if not set(self.settings.scopes) <= verified.scopes:
-            return Challenge(
-                403,
-                "insufficient_scope",
-                "the token lacks the scopes this endpoint needs",
-                scopes=self.settings.scopes,
-                metadata_url=self.settings.metadata_url,
+            return self.challenge(
+                "insufficient_scope", "the token lacks the scopes this endpoint needs", 403
             )
         headers = {k: v for k, v in request.headers.items() if k != "authorization"}
         principal = jwt_principal(verified.issuer, verified.subject, verified.client)
