@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from conftest import ISSUER, RESOURCE, Issuer, unsigned
 from mcp_tasks_aws.edge.gate import AuthSettings, Edge, bearer_token
 from mcp_tasks_aws.edge.jwks import KeysUnavailable
 from mcp_tasks_aws.edge.tokens import TokenVerifier
 from mcp_tasks_aws.local.apigw_emulator import build_event
 from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse
+from oauth_support import ISSUER, RESOURCE, Issuer, unsigned
 
 METADATA_URL = "https://mcp.example/.well-known/oauth-protected-resource/mcp"
 NOW = int(time.time())

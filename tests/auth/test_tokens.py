@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from conftest import ISSUER, JWKS_URI, RESOURCE, Clock, Issuer, unsigned
 from mcp_tasks_aws.edge import jwks
 from mcp_tasks_aws.edge.jwks import JwksCache, KeysUnavailable
 from mcp_tasks_aws.edge.tokens import TokenRefused, TokenVerifier, scopes_of
+from oauth_support import ISSUER, JWKS_URI, RESOURCE, Clock, Issuer, unsigned
 
 NOW = int(time.time())
 
