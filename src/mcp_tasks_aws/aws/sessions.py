@@ -47,12 +47,6 @@ def _json(value: Any) -> dict[str, Any]:
     return _s(json.dumps(value, separators=(",", ":")))
 
 
-def _condition_failed(exc: Exception) -> bool:
-    if client_error_code(exc) == _CONDITION_FAILED:
-        return True
-    raise exc
-
-
 def session_key(sid: str) -> dict[str, Any]:
     return {"taskId": _s(f"!session#{sid}")}
 
@@ -124,43 +118,40 @@ class DynamoLegacySessionStore:
             ended=bool(item.get("ended", {}).get("BOOL", False)),
         )
 
-    def set_log_level(self, sid: str, level: str, expires_at: int) -> None:
+    def _write(self, operation: Callable[..., Any], **request: Any) -> bool:
+        """One conditional write on the table; False when its condition failed (the answer,
+        never a reason to read again), any other error raised."""
         try:
-            self.client.update_item(
-                TableName=self.table,
-                Key=session_key(sid),
-                UpdateExpression="SET logLevel = :level, #exp = :exp",
-                # An ended session stays ended: its level no longer changes.
-                ConditionExpression=_NOT_ENDED,
-                ExpressionAttributeNames={"#ended": "ended", "#exp": "expiresAt"},
-                ExpressionAttributeValues={
-                    ":level": _s(level),
-                    ":exp": _n(expires_at),
-                    ":false": {"BOOL": False},
-                },
-            )
+            operation(TableName=self.table, **request)
         except Exception as exc:
-            _condition_failed(exc)
-            raise SessionEnded(sid) from exc
-
-    def end(self, sid: str, expires_at: int) -> bool:
-        try:
-            self.client.update_item(
-                TableName=self.table,
-                Key=session_key(sid),
-                UpdateExpression="SET #ended = :true, #exp = :exp",
-                ConditionExpression=_NOT_ENDED,
-                ExpressionAttributeNames={"#ended": "ended", "#exp": "expiresAt"},
-                ExpressionAttributeValues={
-                    ":true": {"BOOL": True},
-                    ":false": {"BOOL": False},
-                    ":exp": _n(expires_at),
-                },
-            )
-        except Exception as exc:
-            _condition_failed(exc)
+            if client_error_code(exc) != _CONDITION_FAILED:
+                raise
             return False
         return True
+
+    def _update_session(
+        self, sid: str, assignment: str, values: dict[str, Any], expires_at: int
+    ) -> bool:
+        """Write to a session not ended (an ended session stays ended); False if it has."""
+        return self._write(
+            self.client.update_item,
+            Key=session_key(sid),
+            UpdateExpression=f"SET {assignment}, #exp = :exp",
+            ConditionExpression=_NOT_ENDED,
+            ExpressionAttributeNames={"#ended": "ended", "#exp": "expiresAt"},
+            ExpressionAttributeValues={
+                **values,
+                ":exp": _n(expires_at),
+                ":false": {"BOOL": False},
+            },
+        )
+
+    def set_log_level(self, sid: str, level: str, expires_at: int) -> None:
+        if not self._update_session(sid, "logLevel = :level", {":level": _s(level)}, expires_at):
+            raise SessionEnded(sid)
+
+    def end(self, sid: str, expires_at: int) -> bool:
+        return self._update_session(sid, "#ended = :true", {":true": {"BOOL": True}}, expires_at)
 
     def park(self, call: ParkedCall, previous_round: int | None = None) -> None:
         fresh = replace(call, answers={}, failure=None, done=False)
@@ -177,19 +168,12 @@ class DynamoLegacySessionStore:
                 ":now": self._now(),
                 ":previous": _n(previous_round),
             }
-        request: dict[str, Any] = {
-            "TableName": self.table,
-            "Item": encode_call(fresh),
-            "ConditionExpression": condition,
-        }
+        request: dict[str, Any] = {"Item": encode_call(fresh), "ConditionExpression": condition}
         if names:
             request["ExpressionAttributeNames"] = names
             request["ExpressionAttributeValues"] = values
-        try:
-            self.client.put_item(**request)
-        except Exception as exc:
-            _condition_failed(exc)
-            raise CallConflict(call.ref) from exc
+        if not self._write(self.client.put_item, **request):
+            raise CallConflict(call.ref)
 
     def parked(self, ref: str) -> ParkedCall | None:
         item = self.client.get_item(
@@ -212,45 +196,35 @@ class DynamoLegacySessionStore:
             update, value = "SET answers.#key = :value", _json(answer)
         else:
             update, value = "SET failure = :value", _json(failure)
-        try:
-            self.client.update_item(
-                TableName=self.table,
-                Key=call_key(ref),
-                UpdateExpression=update,
-                ConditionExpression=condition,
-                ExpressionAttributeNames={"#key": key, "#done": "done", "#exp": "expiresAt"},
-                ExpressionAttributeValues={
-                    ":value": value,
-                    ":false": {"BOOL": False},
-                    ":now": self._now(),
-                },
-            )
-        except Exception as exc:
-            _condition_failed(exc)
-            return False
-        return True
+        return self._write(
+            self.client.update_item,
+            Key=call_key(ref),
+            UpdateExpression=update,
+            ConditionExpression=condition,
+            ExpressionAttributeNames={"#key": key, "#done": "done", "#exp": "expiresAt"},
+            ExpressionAttributeValues={
+                ":value": value,
+                ":false": {"BOOL": False},
+                ":now": self._now(),
+            },
+        )
 
     def finish(self, ref: str, round: int) -> bool:
-        try:
-            self.client.update_item(
-                TableName=self.table,
-                Key=call_key(ref),
-                # Arguments, questions and answers go as soon as the call has its outcome.
-                UpdateExpression=(
-                    "SET #done = :true, answers = :empty, asked = :empty "
-                    "REMOVE params, requestState, failure"
-                ),
-                ConditionExpression=f"{_OPEN_CALL} AND #round = :round",
-                ExpressionAttributeNames={"#done": "done", "#exp": "expiresAt", "#round": "round"},
-                ExpressionAttributeValues={
-                    ":true": {"BOOL": True},
-                    ":false": {"BOOL": False},
-                    ":empty": {"M": {}},
-                    ":now": self._now(),
-                    ":round": _n(round),
-                },
-            )
-        except Exception as exc:
-            _condition_failed(exc)
-            return False
-        return True
+        return self._write(
+            self.client.update_item,
+            Key=call_key(ref),
+            # Arguments, questions and answers go as soon as the call has its outcome.
+            UpdateExpression=(
+                "SET #done = :true, answers = :empty, asked = :empty "
+                "REMOVE params, requestState, failure"
+            ),
+            ConditionExpression=f"{_OPEN_CALL} AND #round = :round",
+            ExpressionAttributeNames={"#done": "done", "#exp": "expiresAt", "#round": "round"},
+            ExpressionAttributeValues={
+                ":true": {"BOOL": True},
+                ":false": {"BOOL": False},
+                ":empty": {"M": {}},
+                ":now": self._now(),
+                ":round": _n(round),
+            },
+        )
