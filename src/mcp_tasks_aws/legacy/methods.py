@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from mcp_tasks_aws.legacy.questions import InlineQuestions, Resumable
+from mcp_tasks_aws.legacy.questions import InlineQuestions, resumable_of
 from mcp_tasks_aws.legacy.state import LegacySessionStore, SessionEnded
 from mcp_tasks_aws.protocol import models as m
 from mcp_tasks_aws.protocol.era import Era, negotiate
@@ -133,7 +133,7 @@ class LegacyMethods:
         return {}
 
     def set_level(self, call: Call, params: SetLevelParams) -> dict[str, Any]:
-        session = _resumable(call).session
+        session = resumable_of(call).session
         try:
             self.sessions.set_log_level(session.sid, params.level, session.expires_at)
         except SessionEnded as exc:
@@ -188,7 +188,7 @@ class LegacyMethods:
         def serve(call: Call, params: Any) -> Any:
             result = handler(call, params)
             return self.questions.outcome(
-                _resumable(call), call.request, result, call.notifications
+                resumable_of(call), call.request, result, call.notifications
             )
 
         return serve
@@ -200,10 +200,3 @@ def _shaped(handler: Handler) -> Callable[[Call, Any], Any]:
         return legacy_result(result) if isinstance(result, dict) else result
 
     return serve
-
-
-def _resumable(call: Call) -> Resumable:
-    """The session a legacy call runs in (only `initialize` and a discover probe have none)."""
-    if not isinstance(call.session, Resumable):
-        raise SessionNotFound("Session not found: initialize first")
-    return call.session

@@ -34,13 +34,14 @@ import secrets
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_tasks_aws.legacy.state import CallConflict, LegacySessionStore, ParkedCall
 from mcp_tasks_aws.protocol.errors import (
     INTERNAL_ERROR,
     InternalError,
     McpError,
+    SessionNotFound,
     StreamNotFound,
     UnknownResponse,
     to_error_object,
@@ -56,6 +57,9 @@ from mcp_tasks_aws.protocol.legacy import LegacySession, client_meta_of, legacy_
 from mcp_tasks_aws.protocol.sealing import Sealer, Unsealable
 from mcp_tasks_aws.protocol.transport import SseEvent
 from mcp_tasks_aws.tools.context import ELICIT, LIST_ROOTS, SAMPLE, validate_answer
+
+if TYPE_CHECKING:
+    from mcp_tasks_aws.server import Call
 
 logger = logging.getLogger(__name__)
 
@@ -118,6 +122,13 @@ class Resumable:
     principal: str
     log_level: str | None = None
     parked: ParkedCall | None = None
+
+
+def resumable_of(call: Call) -> Resumable:
+    """The session a legacy call runs in (only `initialize` and a discover probe have none)."""
+    if not isinstance(call.session, Resumable):
+        raise SessionNotFound("Session not found: initialize first")
+    return call.session
 
 
 Rerun = Callable[[Resumable, Request], tuple[Any, list[dict[str, Any]]]]

@@ -40,13 +40,13 @@ from mcp_tasks_aws.legacy.questions import (
     Resumable,
     StreamIds,
     client_failure,
+    resumable_of,
 )
 from mcp_tasks_aws.protocol import models as m
 from mcp_tasks_aws.protocol.era import Era
 from mcp_tasks_aws.protocol.errors import (
     InvalidParams,
     MethodNotFound,
-    SessionNotFound,
     UnknownResponse,
 )
 from mcp_tasks_aws.protocol.jsonrpc import ClientResponse
@@ -182,7 +182,7 @@ class LegacyTasks:
     def list(self, call: Call, params: m.PaginatedParams) -> dict[str, Any]:
         from mcp_tasks_aws.legacy.task_views import listing_wire
 
-        resumable = _resumable(call)
+        resumable = resumable_of(call)
         after = None if params.cursor is None else self._open_cursor(resumable, params.cursor)
         with answered_as_errors():
             try:
@@ -204,7 +204,7 @@ class LegacyTasks:
 
     def result(self, call: Call, params: m.TaskParams) -> dict[str, Any] | Iterator[Any]:
         with answered_as_errors():
-            return self.results.serve(_resumable(call), call.request.id, params.task_id)
+            return self.results.serve(resumable_of(call), call.request.id, params.task_id)
 
     # -- the stream's routes ----------------------------------------------------------------
 
@@ -257,9 +257,3 @@ class LegacyTasks:
         if payload.get("p") != fingerprint(resumable.principal) or not isinstance(after, str):
             raise InvalidParams("Invalid cursor")
         return after
-
-
-def _resumable(call: Call) -> Resumable:
-    if not isinstance(call.session, Resumable):
-        raise SessionNotFound("Session not found: initialize first")
-    return call.session
