@@ -21,8 +21,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from mcp_tasks_aws.legacy.methods import LegacyMethods
 from mcp_tasks_aws.legacy.questions import (
     INLINE_ROUTE,
@@ -32,10 +30,8 @@ from mcp_tasks_aws.legacy.questions import (
     StreamIds,
 )
 from mcp_tasks_aws.legacy.state import LegacySessionStore, SessionState
-from mcp_tasks_aws.protocol import models as m
 from mcp_tasks_aws.protocol.era import LATEST_LEGACY, Era
 from mcp_tasks_aws.protocol.errors import (
-    InvalidMeta,
     SessionNotAllowed,
     SessionNotFound,
     SessionRequired,
@@ -164,7 +160,7 @@ class LegacyEndpoint:
             k: v for k, v in request.params.items() if k not in ("inputResponses", "requestState")
         }
         served = Request(request.id, request.method, self._with_envelope(params, resumable))
-        meta = _meta_model(served.params["_meta"])
+        meta = self.server.parse_meta(served)
         return self.server.serve_legacy(served, meta, principal, resumable)
 
     def _with_envelope(self, params: dict[str, Any], resumable: Resumable | None) -> dict[str, Any]:
@@ -176,24 +172,17 @@ class LegacyEndpoint:
     def _rerun(self, principal: str) -> Rerun:
         def rerun(resumable: Resumable, request: Request) -> tuple[Any, list[dict[str, Any]]]:
             params = self._with_envelope(request.params, resumable)
+            served = Request(request.id, request.method, params)
             call = Call(
-                Request(request.id, request.method, params),
+                served,
                 principal,
-                _meta_model(params["_meta"]),
+                self.server.parse_meta(served),
                 era=Era.LEGACY,
                 session=resumable,
             )
             return self.server.handle(call), call.notifications
 
         return rerun
-
-
-def _meta_model(meta: dict[str, Any]) -> m.RequestMeta:
-    try:
-        return m.RequestMeta.model_validate(meta)
-    except ValidationError as exc:
-        fields = sorted({str(e["loc"][0]) for e in exc.errors() if e["loc"]})
-        raise InvalidMeta(f"Invalid params._meta: check {', '.join(fields)}") from exc
 
 
 def install_legacy(
