@@ -18,11 +18,12 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
+from mcp_tasks_aws.protocol.names import PROTOCOL_VERSION_KEY
+
 MODERN_VERSIONS = ("2026-07-28",)
 LEGACY_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
 """Newest first: an `initialize` asking for one of these is answered with it."""
 LATEST_LEGACY = LEGACY_VERSIONS[0]
-_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 
 
 class Era(StrEnum):
@@ -40,7 +41,7 @@ def negotiate(requested: object) -> str:
 def era_of(params: dict[str, Any] | None, version_header: str | None) -> Era:
     """The era of a message from its params and its `MCP-Protocol-Version` header."""
     meta = (params or {}).get("_meta")
-    if isinstance(meta, dict) and _VERSION_KEY in meta:
+    if isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta:
         return Era.MODERN
     if version_header is not None and version_header.strip() in MODERN_VERSIONS:
         return Era.MODERN
