@@ -6,6 +6,7 @@ The transport is the real one, with short resume windows (300 ms, polled every 2
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -18,7 +19,11 @@ from legacy_support import (
     questions,
     sse_events,
 )
+from mcp_tasks_aws.legacy.questions import InlineQuestions, Resumable, StreamIds
+from mcp_tasks_aws.legacy.state import InMemoryLegacySessionStore, ParkedCall
 from mcp_tasks_aws.protocol.era import Era
+from mcp_tasks_aws.protocol.legacy import LegacySession
+from mcp_tasks_aws.protocol.sealing import Sealer
 from mcp_tasks_aws.protocol.transport import HttpResponse, HttpTransport
 
 NAME = {"action": "accept", "content": {"name": "Alice"}}
@@ -251,3 +256,45 @@ def test_a_fault_while_resuming_ends_the_call_with_an_internal_error(
     assert done["error"] == {"code": -32603, "message": "Internal error"}
     # The call ended: reconnecting does not run it into the same fault again.
     assert legacy.resume(priming_id(response)).status == 404
+
+
+def test_a_resume_of_a_call_another_resume_ended_stops_waiting() -> None:
+    """Two GETs with the same Last-Event-ID: once one has ended the call, the other closes at
+    its next poll with the priming event alone, instead of holding its function all window."""
+    sessions = InMemoryLegacySessionStore()
+    session = LegacySession("sid", "2025-11-25", {}, "caller", int(time.time()) + 3600)
+    call = ParkedCall(
+        ref="call",
+        sid=session.sid,
+        request_id=1,
+        method="tools/call",
+        params={"name": "ask", "arguments": {}, "_meta": {}},
+        request_state=None,
+        asked={"name": {"method": "elicitation/create", "params": {}}},
+        round=0,
+        expires_at=session.expires_at,
+    )
+    sessions.park(call)
+    now = [0.0]
+    sleeps: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+        now[0] += seconds
+        sessions.finish(call.ref, call.round)  # the other resume ended the call meanwhile
+
+    questions = InlineQuestions(
+        sessions,
+        StreamIds(Sealer(b"k" * 32, "test")),
+        window_ms=20_000,
+        poll_ms=500,
+        clock=lambda: now[0],
+        sleep=sleep,
+    )
+
+    def rerun(resumable: Resumable, request: Any) -> Any:
+        raise AssertionError("an ended call is not run again")
+
+    events = list(questions.resume(Resumable(session, "caller"), {"c": call.ref, "n": 0}, rerun))
+    assert [event.retry_ms for event in events] == [questions.retry_ms]  # the priming event only
+    assert sleeps == [0.5]

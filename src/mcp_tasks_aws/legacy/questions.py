@@ -245,7 +245,8 @@ class InlineQuestions:
         yield self.priming(session, call)
         deadline = self.clock() + self.window_ms / 1000
         current: ParkedCall | None = call
-        while current is not None and not current.ready:
+        # Until every question is answered, or the call has ended (another resume ended it).
+        while current is not None and not current.done and not current.ready:
             remaining = deadline - self.clock()
             if remaining <= 0:
                 return  # the client comes back after `retry` with the same event id
