@@ -179,7 +179,7 @@ class InMemoryLegacySessionStore:
             if key not in call.outstanding:
                 return False
             if failure is not None:
-                self._calls[ref] = replace(call, failure=call.failure or failure)
+                self._calls[ref] = replace(call, failure=failure)
             else:
                 self._calls[ref] = replace(call, answers={**call.answers, key: answer})
             return True
