@@ -131,8 +131,7 @@ class TaskResults:
         """
         record = self.service.load(resumable.principal, task_id)
         if record.is_terminal:
-            view = self.service.view(record)
-            outcome = outcome_of(view.record, view.result)
+            outcome = outcome_of(self.service.view(record))
             if outcome.error is not None:
                 raise OutcomeError(outcome.error)
             assert outcome.result is not None
@@ -216,8 +215,7 @@ class TaskResults:
         return request_message(rid, method, params)
 
     def _final(self, record: TaskRecord, request_id: RequestId) -> dict[str, Any]:
-        view = self.service.view(record)
-        outcome = outcome_of(view.record, view.result)
+        outcome = outcome_of(self.service.view(record))
         if outcome.error is not None:
             return error_message(request_id, outcome.error)
         assert outcome.result is not None

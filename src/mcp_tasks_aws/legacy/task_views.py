@@ -21,7 +21,7 @@ present even when null (unlimited), as the schema requires.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Final, NamedTuple
 
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR
 from mcp_tasks_aws.protocol.legacy import legacy_result
@@ -29,6 +29,9 @@ from mcp_tasks_aws.protocol.names import RELATED_TASK_KEY, TaskStatus, format_ti
 from mcp_tasks_aws.tasks.model import TaskRecord, TaskSummary
 from mcp_tasks_aws.tasks.results import WireResult, to_wire
 from mcp_tasks_aws.tasks.transitions import MOVES
+
+if TYPE_CHECKING:
+    from mcp_tasks_aws.tasks.service import TaskView
 
 TOOL_ERROR_MESSAGE: Final = "The tool returned an error (isError); tasks/result returns it"
 _DIAGNOSTIC_CHARS: Final = 200
@@ -139,9 +142,10 @@ class Outcome(NamedTuple):
     error: dict[str, Any] | None
 
 
-def outcome_of(record: TaskRecord, result: dict[str, Any] | None) -> Outcome:
-    """Exactly what the call would have returned (`result`: the record's, read back if it was
-    offloaded), with the related-task `_meta` on a result."""
+def outcome_of(view: TaskView) -> Outcome:
+    """Exactly what the call would have returned (the view's result: the record's, read back
+    if it was offloaded), with the related-task `_meta` on a result."""
+    record, result = view.record, view.result
     status = record.visible_status
     if status == "completed":
         body = legacy_result(result or {"content": []})
