@@ -72,7 +72,6 @@ class LegacyEndpoint:
         self.codec = codec
         self.sessions = sessions
         self.ids: StreamIds = questions.ids
-        self.questions = questions
         self.answer_routes: dict[str, AnswerRoute] = {INLINE_ROUTE: questions.deliver}
         self.resumers: dict[str, Resumer] = {INLINE_ROUTE: questions.resume}
 
