@@ -321,3 +321,27 @@ def test_modern_requests_are_untouched_by_the_legacy_side(transport: HttpTranspo
     modern = McpClient(transport)
     assert modern.result("tools/list")["resultType"] == "complete"
     assert modern.request("initialize", {}, meta=envelope()).status == 404
+
+
+def test_a_throttled_session_table_answers_busy_not_internal_error(
+    transport: HttpTransport, legacy: LegacyClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session read every request makes (and `DELETE`'s write after it) may stay throttled
+    past the SDK's retries: the client is told to retry (503, Retry-After), as for tasks."""
+    from mcp_tasks_aws.ports import Throttled
+
+    def throttled(*args: object, **kwargs: object) -> None:
+        raise Throttled(2)
+
+    assert transport.legacy is not None
+    endpoint = transport.legacy._get()  # type: ignore[attr-defined]  # built by initialize
+    monkeypatch.setattr(endpoint.sessions, "state", throttled)
+    for response in (
+        legacy.request("tools/list"),
+        legacy.http.send(b"", http_method="DELETE", headers=legacy.headers()),
+    ):
+        assert response.status == 503, response.body
+        assert response.headers["retry-after"] == "2"
+        assert "busy" in response.json["error"]["message"]
+    monkeypatch.undo()
+    assert legacy.result("ping") == {}

@@ -213,3 +213,28 @@ def test_an_expired_call_is_gone(sessions: LegacySessionStore, clock: Clock) -> 
     assert sessions.parked(call.ref) is None
     assert not sessions.answer(call.ref, "first", {"action": "accept"})
     assert not sessions.finish(call.ref, round=0)
+
+
+def test_the_dynamodb_store_reports_throttling_as_busy() -> None:
+    """A read or write still throttled after the SDK's retries is `ports.Throttled` (answered
+    503 with Retry-After), not an internal error; a failed condition stays an answer."""
+    from botocore.exceptions import ClientError
+
+    from mcp_tasks_aws.ports import Throttled
+
+    class ThrottledClient:
+        def _throttled(self, **request: Any) -> None:
+            error = {"Error": {"Code": "ThrottlingException", "Message": "slow down"}}
+            raise ClientError(error, "Call")  # type: ignore[arg-type]
+
+        get_item = update_item = put_item = _throttled
+
+    store = DynamoLegacySessionStore(ThrottledClient(), "table", clock=lambda: NOW)  # type: ignore[arg-type]
+    for call in (
+        lambda: store.state("sid"),
+        lambda: store.parked("ref"),
+        lambda: store.end("sid", LATER),
+        lambda: store.answer("ref", "key", answer={}),
+    ):
+        with pytest.raises(Throttled):
+            call()

@@ -12,7 +12,8 @@ characters), and expire with DynamoDB's TTL on `expiresAt` like tasks do. Neithe
 Each port primitive is one call: reads are consistent `GetItem`s, writes are conditional
 `PutItem`/`UpdateItem`s whose conditions carry the invariants of `legacy.state` (a failed
 condition is the answer, never a second read). Since TTL deletion is late, reads treat an
-expired item as absent and writes are conditioned on `expiresAt` too.
+expired item as absent and writes are conditioned on `expiresAt` too. A call still throttled
+after the SDK's retries raises `ports.Throttled`, as the task store's do.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
-from mcp_tasks_aws.aws.errors import client_error_code
+from mcp_tasks_aws.aws.errors import client_error_code, throttling_as_busy
 from mcp_tasks_aws.legacy.state import CallConflict, ParkedCall, SessionEnded, SessionState
 
 if TYPE_CHECKING:
@@ -107,9 +108,10 @@ class DynamoLegacySessionStore:
         return _n(int(self.clock()))
 
     def state(self, sid: str) -> SessionState:
-        item = self.client.get_item(
-            TableName=self.table, Key=session_key(sid), ConsistentRead=True
-        ).get("Item")
+        with throttling_as_busy():
+            item = self.client.get_item(
+                TableName=self.table, Key=session_key(sid), ConsistentRead=True
+            ).get("Item")
         if not item or int(item["expiresAt"]["N"]) <= self.clock():
             return SessionState()
         level = item.get("logLevel")
@@ -122,7 +124,8 @@ class DynamoLegacySessionStore:
         """One conditional write on the table; False when its condition failed (the answer,
         never a reason to read again), any other error raised."""
         try:
-            operation(TableName=self.table, **request)
+            with throttling_as_busy():
+                operation(TableName=self.table, **request)
         except Exception as exc:
             if client_error_code(exc) != _CONDITION_FAILED:
                 raise
@@ -176,9 +179,10 @@ class DynamoLegacySessionStore:
             raise CallConflict(call.ref)
 
     def parked(self, ref: str) -> ParkedCall | None:
-        item = self.client.get_item(
-            TableName=self.table, Key=call_key(ref), ConsistentRead=True
-        ).get("Item")
+        with throttling_as_busy():
+            item = self.client.get_item(
+                TableName=self.table, Key=call_key(ref), ConsistentRead=True
+            ).get("Item")
         if not item or int(item["expiresAt"]["N"]) <= self.clock():
             return None
         return decode_call(cast("dict[str, Any]", item))

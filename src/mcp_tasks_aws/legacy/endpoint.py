@@ -19,6 +19,7 @@ table, at the (legacy, method) entries `legacy.methods` registers.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from mcp_tasks_aws.legacy.methods import LegacyMethods
@@ -30,8 +31,10 @@ from mcp_tasks_aws.legacy.questions import (
     StreamIds,
 )
 from mcp_tasks_aws.legacy.state import LegacySessionStore, SessionState
+from mcp_tasks_aws.ports import Throttled
 from mcp_tasks_aws.protocol.era import LATEST_LEGACY, Era
 from mcp_tasks_aws.protocol.errors import (
+    ServiceUnavailable,
     SessionNotAllowed,
     SessionNotFound,
     SessionRequired,
@@ -55,6 +58,16 @@ AnswerRoute = Callable[[Resumable, dict[str, Any], ClientResponse], None]
 """Takes a client's response to a request sent on a route: (session, id payload, response)."""
 Resumer = Callable[[Resumable, dict[str, Any], Rerun], Iterator[Any]]
 """Continues a stream of a route from its event id payload (checks eagerly, then streams)."""
+
+
+@contextmanager
+def _busy_answered() -> Iterator[None]:
+    """A session read or write the table still throttles is "busy, retry later" (503 with
+    `Retry-After`), as a task method's is, not an internal error."""
+    try:
+        yield
+    except Throttled as exc:
+        raise ServiceUnavailable(exc.retry_after_s) from exc
 
 
 class LegacyEndpoint:
@@ -83,6 +96,12 @@ class LegacyEndpoint:
     def post(
         self, http: HttpRequest, message: Message
     ) -> tuple[dict[str, Any] | Iterator[Any], list[Any], dict[str, str]] | None:
+        with _busy_answered():
+            return self._post(http, message)
+
+    def _post(
+        self, http: HttpRequest, message: Message
+    ) -> tuple[dict[str, Any] | Iterator[Any], list[Any], dict[str, str]] | None:
         token = http.header(SESSION_HEADER)
         if isinstance(message, Request) and message.method in SESSIONLESS and token is None:
             return self._serve(message, None, http.principal)
@@ -103,7 +122,8 @@ class LegacyEndpoint:
         return self._serve(message, resumable, http.principal)
 
     def resume(self, http: HttpRequest, last_event_id: str) -> Iterator[Any]:
-        session, state = self.session(http)
+        with _busy_answered():
+            session, state = self.session(http)
         try:
             route, payload = self.ids.open_event_id(session, last_event_id)
         except Unsealable as exc:
@@ -115,8 +135,10 @@ class LegacyEndpoint:
         return resumer(resumable, payload, self._rerun(http.principal))
 
     def end(self, http: HttpRequest) -> None:
-        session, _ = self.session(http)
-        if not self.sessions.end(session.sid, session.expires_at):
+        with _busy_answered():
+            session, _ = self.session(http)
+            ended = self.sessions.end(session.sid, session.expires_at)
+        if not ended:
             raise SessionNotFound("Session not found: it has already ended")
 
     # -- sessions -------------------------------------------------------------------------------

@@ -375,6 +375,8 @@ class HttpTransport:
             served = self.legacy.post(http, message)
         except LegacyTransportError as exc:
             return _error(exc.http_status, exc, rid)
+        except ServiceUnavailable as exc:
+            return _error(exc.http_status, exc, rid)  # busy: 503 + Retry-After, as in 2026-07-28
         except McpError as exc:
             # Inside a session a method's error is a JSON-RPC answer (200); a client's
             # response that cannot be taken is refused (400).
@@ -409,7 +411,8 @@ class HttpTransport:
             assert last_event_id is not None
             stream = self.legacy.resume(http, last_event_id)
         except McpError as exc:
-            status = exc.http_status if isinstance(exc, LegacyTransportError) else 400
+            known = isinstance(exc, (LegacyTransportError, ServiceUnavailable))
+            status = exc.http_status if known else 400
             return _error(status, exc)
         except Exception:
             logger.exception("unhandled error serving a legacy %s", verb)
