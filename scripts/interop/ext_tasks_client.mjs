@@ -10,23 +10,16 @@
 // Usage: node ext_tasks_client.mjs <node_modules dir> <endpoint URL>
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import driver from "./driver.cjs";
 
-const [modulesDir, url] = process.argv.slice(2);
-if (!modulesDir || !url) {
-  console.error("usage: node ext_tasks_client.mjs <node_modules dir> <endpoint URL>");
-  process.exit(2);
-}
+const { commandLine, check, textOf, describe, report } = driver;
+const { modulesDir, url } = commandLine("ext_tasks_client.mjs");
 // Both packages export ESM only; import their entry files so ext-tasks and this script share
 // one copy of the client.
-const load = (file) => import(pathToFileURL(path.join(path.resolve(modulesDir), file)).href);
+const load = (file) => import(pathToFileURL(path.join(modulesDir, file)).href);
 const { Client, StreamableHTTPClientTransport } = await load("@modelcontextprotocol/client/dist/index.mjs");
 const ext = await load("@modelcontextprotocol/ext-tasks/dist/client/index.js");
 
-const results = [];
-function check(name, ok, detail) {
-  results.push({ check: name, ok: Boolean(ok), detail: ok ? undefined : detail });
-}
-const textOf = (result) => (result && result.content && result.content[0] && result.content[0].text) || "";
 const CLIENT_INFO = { name: "interop-ext-tasks", version: "1.0.0" };
 const CAPABILITIES = { elicitation: {} };
 const SETTLE_MS = 20000;
@@ -174,8 +167,7 @@ for (const era of [legacy, modern]) {
   try {
     await era();
   } catch (error) {
-    check(`${era.name}: no unexpected error`, false, String(error && error.stack ? error.stack : error));
+    check(`${era.name}: no unexpected error`, false, describe(error));
   }
 }
-for (const result of results) console.log(JSON.stringify(result));
-process.exit(results.every((result) => result.ok) ? 0 : 1);
+report();

@@ -9,13 +9,10 @@
 
 const path = require("node:path");
 const { createRequire } = require("node:module");
+const { commandLine, check, textOf, describe, report } = require("./driver.cjs");
 
-const [modulesDir, url] = process.argv.slice(2);
-if (!modulesDir || !url) {
-  console.error("usage: node ts_sdk_tasks.cjs <node_modules dir> <endpoint URL>");
-  process.exit(2);
-}
-const load = createRequire(path.join(path.resolve(modulesDir), "_here.js"));
+const { modulesDir, url } = commandLine("ts_sdk_tasks.cjs");
+const load = createRequire(path.join(modulesDir, "_here.js"));
 const { Client } = load("@modelcontextprotocol/sdk/client/index.js");
 const { StreamableHTTPClientTransport } = load("@modelcontextprotocol/sdk/client/streamableHttp.js");
 const {
@@ -26,11 +23,6 @@ const {
 } = load("@modelcontextprotocol/sdk/types.js");
 
 const RELATED = "io.modelcontextprotocol/related-task";
-const results = [];
-function check(name, ok, detail) {
-  results.push({ check: name, ok: Boolean(ok), detail: ok ? undefined : detail });
-}
-const textOf = (result) => (result && result.content && result.content[0] && result.content[0].text) || "";
 
 // An unsigned JWT: the embedded stack reads a bearer token's claims to tell callers apart.
 function bearer(sub) {
@@ -192,8 +184,5 @@ async function main() {
 }
 
 main()
-  .catch((error) => check("no unexpected error", false, String(error && error.stack ? error.stack : error)))
-  .finally(() => {
-    for (const result of results) console.log(JSON.stringify(result));
-    process.exit(results.every((result) => result.ok) ? 0 : 1);
-  });
+  .catch((error) => check("no unexpected error", false, describe(error)))
+  .finally(report);
