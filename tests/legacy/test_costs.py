@@ -7,37 +7,17 @@ These are the counts the README's cost section gives.
 from __future__ import annotations
 
 import json
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from botocore.client import BaseClient
 
+from aws_calls_support import aws_calls
 from legacy_support import LEGACY_VERSION
 from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
 from mcp_tasks_aws.local.server import EmbeddedStack
 
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
-
-
-@contextmanager
-def aws_calls() -> Iterator[list[str]]:
-    """Every AWS operation this thread calls inside the block, as service:Operation."""
-    calls: list[str] = []
-    original = BaseClient._make_api_call
-    me = threading.get_ident()
-
-    def counting(self: BaseClient, operation_name: str, api_params: dict[str, Any]) -> Any:
-        if threading.get_ident() == me:
-            calls.append(f"{self.meta.service_model.service_name}:{operation_name}")
-        return original(self, operation_name, api_params)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(BaseClient, "_make_api_call", counting)
-        yield calls
 
 
 class Session:

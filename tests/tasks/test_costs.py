@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import boto3
 import pytest
-from botocore.client import BaseClient
 
+from aws_calls_support import aws_calls
 from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
 from mcp_tasks_aws.local.aws import REGION
 from tasks.conftest import TaskClient, elicit_answer, wait_until
@@ -69,23 +67,6 @@ def test_one_input_round_takes_at_most_five_transitions(tasks: TaskClient, path:
 
 
 # -- AWS calls per operation -------------------------------------------------------------------
-
-
-@contextmanager
-def aws_calls() -> Iterator[list[str]]:
-    """Every AWS operation the current thread calls inside the block, as service:Operation."""
-    calls: list[str] = []
-    original = BaseClient._make_api_call
-    me = threading.get_ident()
-
-    def counting(self: BaseClient, operation_name: str, api_params: dict[str, Any]) -> Any:
-        if threading.get_ident() == me:
-            calls.append(f"{self.meta.service_model.service_name}:{operation_name}")
-        return original(self, operation_name, api_params)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(BaseClient, "_make_api_call", counting)
-        yield calls
 
 
 def serve(
