@@ -31,9 +31,10 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import fastmcp_side
 from common import PROJECT_ROOT, PYTHON, deployed_environment, median_ms, p90_ms
@@ -59,6 +60,13 @@ class Samples:
     create: list[float] = field(default_factory=list)
     get: list[float] = field(default_factory=list)
     polls: list[int] = field(default_factory=list)
+
+    def add(self, total: float, create: float, gets: list[float]) -> None:
+        """One lifecycle: its whole time, its create's, and each of its gets'."""
+        self.total.append(total)
+        self.create.append(create)
+        self.get.extend(gets)
+        self.polls.append(len(gets))
 
 
 def free_port() -> int:
@@ -108,64 +116,57 @@ def server_process(argv: list[str], env: dict[str, str] | None, url: str) -> Ite
                     process.wait(timeout=STOP_TIMEOUT_S)
 
 
-def lifecycle(client: McpHttpClient, samples: Samples | None) -> None:
-    """One create + poll-until-completed; recorded into `samples` unless warming up."""
+def poll_until_completed(
+    get_task: Callable[[str], dict[str, Any]], task_id: str
+) -> tuple[dict[str, Any], list[float]]:
+    """`tasks/get` every POLL_INTERVAL_S until the task is completed: the task, and how long
+    each get took."""
     gets: list[float] = []
-    start = time.perf_counter()
-    created = client.call_tool("slow_compute", {"seconds": 0, "label": "lifecycle"})
-    create_done = time.perf_counter()
-    task_id = task_id_of(created)
     deadline = time.monotonic() + LIFECYCLE_DEADLINE_S
     while True:
         time.sleep(POLL_INTERVAL_S)
         before = time.perf_counter()
-        task = client.get_task(task_id)
+        task = get_task(task_id)
         gets.append(time.perf_counter() - before)
         status = task.get("status")
         if status == "completed":
-            break
+            return task, gets
         if status in ("failed", "cancelled"):
             raise McpHttpError(f"task {task_id} ended {status}: {task}")
         if time.monotonic() > deadline:
             raise McpHttpError(f"task {task_id} not completed after {LIFECYCLE_DEADLINE_S}s")
-    end = time.perf_counter()
-    content = (task.get("result") or {}).get("content") or [{}]
+
+
+def check_result(task_id: str, result: dict[str, Any]) -> None:
+    content = result.get("content") or [{}]
     if "Computed lifecycle" not in str(content[0].get("text", "")):
-        raise McpHttpError(f"task {task_id} completed with an unexpected result: {task}")
+        raise McpHttpError(f"task {task_id} completed with an unexpected result: {result}")
+
+
+def lifecycle(client: McpHttpClient, samples: Samples | None) -> None:
+    """One create + poll-until-completed; recorded into `samples` unless warming up."""
+    start = time.perf_counter()
+    created = client.call_tool("slow_compute", {"seconds": 0, "label": "lifecycle"})
+    create_done = time.perf_counter()
+    task_id = task_id_of(created)
+    task, gets = poll_until_completed(client.get_task, task_id)
+    end = time.perf_counter()
+    check_result(task_id, task.get("result") or {})
     if samples is not None:
-        samples.total.append(end - start)
-        samples.create.append(create_done - start)
-        samples.get.extend(gets)
-        samples.polls.append(len(gets))
+        samples.add(end - start, create_done - start, gets)
 
 
 def legacy_lifecycle(client: LegacyHttpClient, samples: Samples | None) -> None:
     """The 2025-11-25 lifecycle: create with params.task, poll until completed, tasks/result."""
-    gets: list[float] = []
     start = time.perf_counter()
     task_id = client.create_task("slow_compute", {"seconds": 0, "label": "lifecycle"})
     create_done = time.perf_counter()
-    deadline = time.monotonic() + LIFECYCLE_DEADLINE_S
-    while True:
-        time.sleep(POLL_INTERVAL_S)
-        before = time.perf_counter()
-        task = client.get_task(task_id)
-        gets.append(time.perf_counter() - before)
-        status = task.get("status")
-        if status == "completed":
-            break
-        if status in ("failed", "cancelled") or time.monotonic() > deadline:
-            raise McpHttpError(f"task {task_id} is {status}, not completed: {task}")
+    _, gets = poll_until_completed(client.get_task, task_id)
     result = client.request("tasks/result", {"taskId": task_id})
     end = time.perf_counter()
-    content = result.get("content") or [{}]
-    if "Computed lifecycle" not in str(content[0].get("text", "")):
-        raise McpHttpError(f"task {task_id} completed with an unexpected result: {result}")
+    check_result(task_id, result)
     if samples is not None:
-        samples.total.append(end - start)
-        samples.create.append(create_done - start)
-        samples.get.extend(gets)
-        samples.polls.append(len(gets))
+        samples.add(end - start, create_done - start, gets)
 
 
 def measure(url: str, label: str, runs: int) -> Samples:
