@@ -99,7 +99,8 @@ if not mcp_tasks_aws.__file__.startswith(os.path.dirname(os.path.dirname(sys.arg
     raise SystemExit(f"mcp_tasks_aws came from {mcp_tasks_aws.__file__}, not the staged copy")
 """
 
-_HANDLE = """
+# A Lambda context rebuilt in the child from `lambda_context_fields()`.
+_CONTEXT = """
 import json
 
 class Context:
@@ -108,7 +109,11 @@ class Context:
 
     def get_remaining_time_in_millis(self):
         return 30_000
+"""
 
+_HANDLE = (
+    _CONTEXT
+    + """
 def message_of(response):
     body = response.get("body") or ""
     if (response.get("headers") or {}).get("content-type", "").startswith("text/event-stream"):
@@ -123,6 +128,7 @@ result = message_of(call).get("result") if call["statusCode"] == 200 else None
 if not result or result.get("isError") or "content" not in result:
     raise SystemExit(f"tools/call text_stats failed: {call}")
 """
+)
 
 _FORCE_CLIENTS = """
 api.app.store.client.meta  # the first attribute access creates each client
@@ -149,21 +155,15 @@ class ChildFailed(RuntimeError):
     pass
 
 
-_INITIALIZE = """
-import json
-
-class Context:
-    def __init__(self, fields):
-        self.__dict__.update(fields)
-
-    def get_remaining_time_in_millis(self):
-        return 30_000
-
+_INITIALIZE = (
+    _CONTEXT
+    + """
 job = json.loads(sys.argv[2])
 answer = api.handler(job["events"][0], Context(job["context"]))
 if answer["statusCode"] != 200 or "mcp-session-id" not in answer["headers"]:
     raise SystemExit(f"initialize failed: {answer}")
 """
+)
 
 
 _CRYPTO = (
@@ -213,11 +213,12 @@ class StagedCode:
         return {**base, "PYTHONPATH": str(self.root), "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def cases(shipped: StagedCode, source: StagedCode, oauth: OAuthIssuer | None = None) -> list[Case]:
+def cases(shipped: StagedCode, source: StagedCode, oauth: OAuthIssuer) -> list[Case]:
     job = json.dumps({"context": lambda_context_fields(), "events": _events()})
     initialize = json.dumps({"context": lambda_context_fields(), "events": [legacy_initialize()]})
+    oauth_job = json.dumps({"context": lambda_context_fields(), "events": _events(oauth.token())})
     handler, deployed = str(shipped.api_handler), shipped.env(deployed_environment())
-    measured = [
+    return [
         Case("api", [PYTHON, "-c", _IMPORT_API + _HANDLE, handler, job], deployed),
         Case("api-import", [PYTHON, "-c", _IMPORT_API, handler], deployed),
         Case(
@@ -240,16 +241,12 @@ def cases(shipped: StagedCode, source: StagedCode, oauth: OAuthIssuer | None = N
         ),
         Case("crypto", [PYTHON, "-c", _CRYPTO]),
         Case("pyjwt", [PYTHON, "-c", "import jwt"]),
+        Case(
+            "api-oauth",
+            [PYTHON, "-c", _IMPORT_API + _HANDLE, handler, oauth_job],
+            shipped.env(oauth.env),
+        ),
     ]
-    if oauth is not None:
-        oauth_job = json.dumps(
-            {"context": lambda_context_fields(), "events": _events(oauth.token())}
-        )
-        program = _IMPORT_API + _HANDLE
-        measured.append(
-            Case("api-oauth", [PYTHON, "-c", program, handler, oauth_job], shipped.env(oauth.env))
-        )
-    return measured
 
 
 class OAuthIssuer:
@@ -306,24 +303,21 @@ BUILT_API = PROJECT_ROOT / ".aws-sam" / "build" / "ApiFunction"
 SMOKE_OVERLAY = PROJECT_ROOT / ".aws-sam" / "smoke"
 """`make build`'s API package, and the local twins of its arm64 wheels (its smoke test's)."""
 
-_BUILT = """
-import importlib, json, sys
+_BUILT = (
+    """
+import importlib, sys
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
 api = importlib.import_module("handlers.api")
-
-class Context:
-    def __init__(self, fields):
-        self.__dict__.update(fields)
-
-    def get_remaining_time_in_millis(self):
-        return 30_000
-
+"""
+    + _CONTEXT
+    + """
 job = json.loads(sys.argv[3])
 for event in job["events"]:
     answer = api.handler(event, Context(job["context"]))
     if answer["statusCode"] != 200:
         raise SystemExit(f"the built package answered {answer}")
 """
+)
 
 
 def built_package(rounds: int) -> None:

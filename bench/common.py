@@ -19,7 +19,6 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT_ROOT / "scripts"))
 import sam_build  # noqa: E402, F401  (re-exported: scripts/ is not a package)
 
-API_HANDLER = PROJECT_ROOT / "handlers" / "api.py"
 PYTHON = sys.executable
 PROTOCOL_VERSION = "2026-07-28"
 
