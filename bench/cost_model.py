@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from mcp_tasks_aws.config import Settings
 from mcp_tasks_aws.tasks.model import suggested_poll_interval
 
 # -- prices ------------------------------------------------------------------------------------
@@ -36,9 +37,11 @@ CONTAINER = {"vcpu": 0.25, "gb": 0.5, "lcu": 1.0}
 
 # -- the cases ---------------------------------------------------------------------------------
 
-FLOOR_MS, CEILING_MS = 500, 10_000  # the server's defaults (config.Settings)
+_SERVER = Settings()  # the server's defaults
+FLOOR_MS, CEILING_MS = _SERVER.poll_interval_ms, _SERVER.max_poll_interval_ms
 TODAY_MS = 1000  # the fixed interval every task suggested before adaptive polling
-WINDOW_S, STORE_POLL_S, CHECK_AFTER_S = 20.0, 0.5, 1.0  # listen window, its reads, client's get
+WINDOW_S = _SERVER.listen_window_ms / 1000  # a listen window...
+STORE_POLL_S = _SERVER.listen_poll_ms / 1000  # ...and how often it reads the store
 ANSWER_AFTER_S = 30.0
 TARGET_RATIO = 0.25
 
