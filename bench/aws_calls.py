@@ -263,9 +263,7 @@ def measure_legacy(h: Harness) -> list[Row]:
     # A task's question: the tasks/result window that delivers it, then the answer.
     task_id = client.create_task("confirm_delete", {"filename": "notes.txt"})
     client.wait_for_task(task_id, {"input_required"})
-    (asked, _), calls = counter.measure(
-        lambda: client.exchange("tasks/result", {"taskId": task_id})
-    )
+    asked, calls = counter.measure(lambda: client.messages("tasks/result", {"taskId": task_id}))
     row("tasks/result (window with a question)", calls, 1, exact=True)
     questions = [m for m in asked if "method" in m and "id" in m]
     if len(questions) != 1:

@@ -3,8 +3,8 @@
 It does what any client of that revision does: `initialize` (the session id comes back in
 `Mcp-Session-Id`), then every request with that id and the negotiated `MCP-Protocol-Version`;
 a task-augmented `tools/call` (`params.task`), `tasks/get`, `tasks/list`, `tasks/cancel`,
-`tasks/result` (reading an SSE answer, and resuming a stream with `GET` + `Last-Event-ID`),
-and the answer to a server->client request. Only loopback URLs are accepted.
+`tasks/result` (reading an SSE answer), and the answer to a server->client request. Only
+loopback URLs are accepted.
 """
 
 from __future__ import annotations
@@ -24,42 +24,38 @@ _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 class LegacyHttpClient:
-    def __init__(self, url: str, capabilities: dict[str, Any] | None = None) -> None:
+    def __init__(self, url: str) -> None:
         host = urlsplit(url).hostname or ""
         if host not in ("127.0.0.1", "localhost", "::1"):
             raise ValueError(f"the bench talks to loopback servers only, not {url}")
         self.url = url
-        self.capabilities = {"elicitation": {}} if capabilities is None else capabilities
         self.session_id: str | None = None
         self._next_id = 0
 
-    def _send(
-        self, body: dict[str, Any] | None, *, method: str = "POST", **headers: str
-    ) -> tuple[int, dict[str, str], str]:
-        all_headers = {
+    def _send(self, body: dict[str, Any]) -> tuple[int, dict[str, str], str]:
+        headers = {
             "Content-Type": "application/json",
             "Accept": "application/json, text/event-stream",
             **({"Mcp-Session-Id": self.session_id} if self.session_id else {}),
             **({"MCP-Protocol-Version": LEGACY_VERSION} if self.session_id else {}),
-            **headers,
         }
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.url, data=data, method=method, headers=all_headers)
+        data = json.dumps(body).encode()
+        request = urllib.request.Request(self.url, data=data, method="POST", headers=headers)
         try:
             with _OPENER.open(request, timeout=REQUEST_TIMEOUT_S) as response:
                 answer = {k.lower(): v for k, v in response.headers.items()}
                 return response.status, answer, response.read().decode()
         except urllib.error.HTTPError as exc:
             detail = exc.read()[:300].decode(errors="replace")
-            raise McpHttpError(f"{body and body.get('method')}: HTTP {exc.code}: {detail}") from exc
+            raise McpHttpError(f"{body.get('method')}: HTTP {exc.code}: {detail}") from exc
         except OSError as exc:
-            raise McpHttpError(f"{body and body.get('method')}: {exc}") from exc
+            raise McpHttpError(f"{body.get('method')}: {exc}") from exc
 
     def initialize(self) -> dict[str, Any]:
         self.session_id = None
         params = {
             "protocolVersion": LEGACY_VERSION,
-            "capabilities": self.capabilities,
+            "capabilities": {"elicitation": {}},
             "clientInfo": {"name": "bench", "version": "1"},
         }
         _, headers, text = self._send(
@@ -80,18 +76,12 @@ class LegacyHttpClient:
         self.initialized()
         return result
 
-    def exchange(
-        self, method: str, params: dict[str, Any] | None = None
-    ) -> tuple[list[dict[str, Any]], list[str]]:
-        """One request's answer: its JSON-RPC messages (JSON, or the events of a stream) and
-        the event ids of a stream."""
+    def messages(self, method: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """One request's answer: its JSON-RPC messages (JSON, or the events of a stream)."""
         self._next_id += 1
         body = {"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params or {}}
         _, headers, text = self._send(body)
-        return parse(text, headers.get("content-type", "")), event_ids(text)
-
-    def messages(self, method: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        return self.exchange(method, params)[0]
+        return parse(text, headers.get("content-type", ""))
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """The `result` of a request (McpHttpError on a JSON-RPC error)."""
@@ -127,20 +117,9 @@ class LegacyHttpClient:
         status, _, _ = self._send({"jsonrpc": "2.0", "id": request_id, "result": result})
         return status
 
-    def resume(self, last_event_id: str) -> tuple[list[dict[str, Any]], list[str]]:
-        """A stream continued from an event id: (its messages, its event ids)."""
-        _, headers, text = self._send(
-            None, method="GET", **{"Last-Event-ID": last_event_id, "Accept": "text/event-stream"}
-        )
-        return parse(text, headers.get("content-type", "")), event_ids(text)
-
 
 def parse(text: str, content_type: str) -> list[dict[str, Any]]:
     if not content_type.startswith("text/event-stream"):
         return [json.loads(text)]
     data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
     return [json.loads(d) for d in data if d]
-
-
-def event_ids(text: str) -> list[str]:
-    return [line[3:].strip() for line in text.splitlines() if line.startswith("id:")]
