@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from mcp import Client
 from mcp_types import Prompt, Resource, ResourceTemplate, Tool
@@ -26,7 +26,6 @@ from mcp_tasks_aws.client.forms import ArgumentError, parse_arguments
 __all__ = ["EXIT_OK", "EXIT_USAGE", "BrowseCommands", "find_tool", "list_all"]
 
 EXIT_OK, EXIT_USAGE = 0, 2
-Item = TypeVar("Item")
 
 
 async def list_all(fetch: Callable[[str | None], Awaitable[Any]], attribute: str) -> list[Any]:

@@ -109,8 +109,6 @@ class Cli(BrowseCommands):
     interrupts: Interrupts
     refused_input: str | None = None
     """The question a --json run refused to ask (the SDK then raises it as an MCPError)."""
-    stem: str | None = None
-    """What files saved from the result are named after (the tool, else the task id)."""
     _form_lock: anyio.Lock = field(default_factory=anyio.Lock)
 
     @property
@@ -190,7 +188,6 @@ class Cli(BrowseCommands):
         started = await tasks.start(tool.name, arguments)
         if isinstance(started, CallToolResult):
             return self.finish(None, started)
-        self.stem = tool.name
         if not self.json:
             self.console.say(f"task {started.task_id} started ({tool.name})")
         if self.args.detach:
@@ -264,7 +261,6 @@ class Cli(BrowseCommands):
             return self.output.error("not_found", str(exc), EXIT_NOT_FOUND, taskId=task_id)
         finally:
             self.interrupts.scope = outer
-            self.console.tracked = None
             self.console.done()
         if result is None:  # interrupted
             return await self.interrupted(handle)
@@ -272,7 +268,8 @@ class Cli(BrowseCommands):
 
     def finish(self, task_id: str | None, result: CallToolResult) -> int:
         """Print a tool's result; exit with 1 when the tool reported an error."""
-        stem = self.stem or getattr(self.args, "tool", None) or task_id or "result"
+        # Files saved from the result are named after the tool, else the task id.
+        stem = getattr(self.args, "tool", None) or task_id or "result"
         self.output.result(task_id, result, stem=stem)
         return EXIT_TOOL_ERROR if result.is_error else EXIT_OK
 

@@ -38,6 +38,7 @@ from rich.console import Console as RichConsole
 from rich.table import Table
 from rich.text import Text
 
+from mcp_tasks_aws.client.forms import choices_of
 from mcp_tasks_aws.client.handle import TaskHandle
 from mcp_tasks_aws.client.terminal import Console
 from mcp_tasks_aws.client.wire import TaskSnapshot
@@ -139,17 +140,11 @@ def describe_policy(tool: Tool) -> str | None:
     return _POLICY_TEXT.get(str(policy)) if policy is not None else None
 
 
-def _choices(prop: dict[str, Any]) -> list[Any] | None:
-    if isinstance(prop.get("enum"), list):
-        return list(prop["enum"])
-    for key in ("oneOf", "anyOf"):
-        options = prop.get(key)
-        if (
-            isinstance(options, list)
-            and options
-            and all(isinstance(o, dict) and "const" in o for o in options)
-        ):
-            return [o["const"] for o in options]
+def _choices(prop: dict[str, Any]) -> list[str] | None:
+    """The allowed values of a property (or of its items), read as the forms read them."""
+    choices = choices_of(prop)
+    if choices is not None:
+        return [c.value for c in choices]
     items = prop.get("items")
     return _choices(items) if isinstance(items, dict) else None
 
@@ -160,7 +155,7 @@ def _argument_notes(prop: dict[str, Any], required: bool) -> str:
         notes.append(f"default {json.dumps(prop['default'], ensure_ascii=False)}")
     choices = _choices(prop)
     if choices is not None:
-        notes.append("one of " + ", ".join(str(c) for c in choices))
+        notes.append("one of " + ", ".join(choices))
     if "x-mcp-header" in prop:
         notes.append(f"header Mcp-Param-{prop['x-mcp-header']}")
     return "; ".join(notes)

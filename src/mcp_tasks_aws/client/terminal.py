@@ -157,12 +157,9 @@ class Console:
         self._display: Live | None = None
         self._status: str | None = None
         self.echo_answers = not reader.interactive
-        self.tracked: TaskFields | None = None
-        """The task the live status line follows."""
 
     def follow(self, task: TaskFields) -> None:
         """Show `task` as the status (with a progress bar when its message carries numbers)."""
-        self.tracked = task
         if self.quiet:
             return
         if self.live:
