@@ -103,6 +103,12 @@ class Harness:
                 raise McpHttpError(f"no execution holds task {task_id} after {timeout}s")
             time.sleep(0.01)
 
+    def has_execution(self, task_id: str) -> bool:
+        """Whether an execution named after the task exists (a direct leg that finished the
+        task started none)."""
+        found = self.sfn.list_executions(stateMachineArn=self.stack.aws.state_machine_arn)
+        return any(e["name"] == task_id for e in found["executions"])
+
     def execution_arn(self, task_id: str) -> str:
         base = self.stack.aws.state_machine_arn.replace(":stateMachine:", ":execution:", 1)
         return f"{base}:{task_id}"

@@ -63,6 +63,7 @@ from cost_model import (
     container_month,
 )
 from mcp_client import TASK_CAPABILITIES, McpHttpError
+from transitions import history
 
 from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
 
@@ -182,14 +183,10 @@ class Probe:
             time.sleep(0.01)
 
     def transitions(self, task_id: str) -> int:
-        found = self.h.sfn.list_executions(stateMachineArn=self.h.stack.aws.state_machine_arn)
-        if not any(e["name"] == task_id for e in found["executions"]):
+        if not self.h.has_execution(task_id):
             return 0
         self.h.wait_execution_ended(task_id)
-        events = self.h.sfn.get_execution_history(
-            executionArn=self.h.execution_arn(task_id), maxResults=1000
-        )["events"]
-        return sum(1 for e in events if str(e["type"]).endswith("StateEntered"))
+        return sum(1 for e in history(self.h, task_id) if str(e["type"]).endswith("StateEntered"))
 
 
 def measure_path(path: str, repeats: int) -> Measured:
