@@ -385,10 +385,10 @@ def main(args: argparse.Namespace) -> int:
     env = deployed_environment()
     oauth = OAuthIssuer()
     staging = tempfile.TemporaryDirectory(prefix="mcp-tasks-cold-start-")
-    shipped = StagedCode(Path(staging.name) / "shipped", bytecode=True)
-    source = StagedCode(Path(staging.name) / "source", bytecode=False)
-    measured = cases(shipped, source, oauth)
     try:
+        shipped = StagedCode(Path(staging.name) / "shipped", bytecode=True)
+        source = StagedCode(Path(staging.name) / "source", bytecode=False)
+        measured = cases(shipped, source, oauth)
         for case in measured:  # warm-up, not counted: bytecode caches and the page cache
             run_once(case, env)
         for _ in range(rounds):
