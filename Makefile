@@ -19,7 +19,7 @@ install: $(STAMP)
 ## Serve the embedded stack at http://$(HOST):$(PORT)/mcp (Ctrl-C stops it).
 ## AUTH=oauth: sign-in required, with a local authorization server next to it.
 run: $(STAMP)
-	HOST=$(HOST) PORT=$(PORT) $(if $(AUTH),MCP_TASKS_AUTH_MODE=$(AUTH)) $(PY) -m mcp_tasks_aws.local.server
+	HOST=$(HOST) PORT=$(PORT) $(if $(AUTH),MCP_TASKS_AUTH_MODE=$(AUTH)) $(PY) -m mcp_tasks_aws.local.stack
 
 ## Everything CI runs: lint, unit and contract tests, the conformance suite, official clients.
 test: lint unit conformance interop

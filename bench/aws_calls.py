@@ -14,7 +14,8 @@ resumes the task and a partial one, which answers one of two outstanding request
 tasks/cancel <= 2 (a working task and one waiting for input). A MISS is reported, not failed;
 an HTTP error or a task that does not reach the expected state fails the section.
 
-The same operations from a 2025-11-25 session (seed 000's tasks) have the same targets, plus
+The same operations from a 2025-11-25 session (that revision's tasks utility) have the same
+targets, plus
 tasks/list (1 Query on the owner index) and tasks/result; every request in such a session
 also reads the session's state once (one GetItem), which the targets show as "+1".
 """
@@ -150,7 +151,7 @@ PATHS = {
 def embedded_stack(path: str = "direct") -> Iterator[Harness]:
     """Start the embedded stack (conformance tools) on a free loopback port, its first legs
     run directly (`direct`, as deployed) or in an execution (`step_functions`)."""
-    from mcp_tasks_aws.local.server import EmbeddedStack
+    from mcp_tasks_aws.local.stack import EmbeddedStack
 
     env = {"MCP_TASKS_TOOLS": "conformance"}
     if path == "step_functions":

@@ -5,14 +5,14 @@ answers a CreateTaskResult, then `tasks/get` every 10 ms until the task is compl
 from sending the call to reading the completed task, N runs (after a few unmeasured warm-up
 runs), median and p90.
 
-The same lifecycle from a 2025-11-25 session (seed 000's tasks) runs on the direct-path
+The same lifecycle from a 2025-11-25 session (the 2025-11-25 tasks utility) runs on the direct-path
 server, interleaved run by run with the modern one: `tools/call` with `params.task`,
 `tasks/get` every 10 ms until completed, then `tasks/result` (that revision's `tasks/get`
 carries no result). Its ratio to the modern lifecycle is printed.
 
 The servers run as child processes on a free 127.0.0.1 port and are driven by the same
 client code in this process (bench/mcp_client.py):
-- ours, twice: the embedded stack (`python -m mcp_tasks_aws.local.server`, conformance
+- ours, twice: the embedded stack (`python -m mcp_tasks_aws.local.stack`, conformance
   tools): the real handlers, DynamoDB and Step Functions on moto, the worker invoked
   in-process; once with first legs run directly (an asynchronous invoke, as deployed), once
   with every leg in a Step Functions execution (`MCP_TASKS_WORKER_FUNCTION` empty);
@@ -189,7 +189,7 @@ def ours(runs: int, path: str) -> tuple[Samples, Samples | None]:
     """The lifecycle on one embedded stack; on the direct path (as deployed) a 2025-11-25
     session's too, interleaved run by run."""
     port = free_port()
-    argv = [PYTHON, "-m", "mcp_tasks_aws.local.server", "--host", "127.0.0.1", "--port", str(port)]
+    argv = [PYTHON, "-m", "mcp_tasks_aws.local.stack", "--host", "127.0.0.1", "--port", str(port)]
     # The stack makes its own table, state machine, bucket and state secret: the deployed
     # function's names and secret ARN (which would win over them) must not reach it.
     env = {k: v for k, v in deployed_environment().items() if not k.startswith("MCP_TASKS_")}

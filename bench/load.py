@@ -138,7 +138,7 @@ def _jwt(subject: str) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    from mcp_tasks_aws.local.server import EmbeddedStack
+    from mcp_tasks_aws.local.stack import EmbeddedStack
 
     clients_n, tasks_n = args.load_clients, args.load_tasks
     tally = Tally()

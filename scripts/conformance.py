@@ -159,7 +159,7 @@ def main() -> int:
     scenarios = args.only or [s for g in chosen for s in groups[g]]
     os.environ["MCP_TASKS_TOOLS"] = "conformance"
     sys.path.insert(0, str(ROOT / "src"))
-    from mcp_tasks_aws.local.server import EmbeddedStack
+    from mcp_tasks_aws.local.stack import EmbeddedStack
 
     baseline: dict[str, str] = json.loads(BASELINE.read_text()) if BASELINE.exists() else {}
     failures: list[str] = []

@@ -92,7 +92,7 @@ def mcp_tasks(
     url: str, command: str, *args: str, env: dict[str, str], typed: str = ""
 ) -> tuple[int, str]:
     """Run `mcp-tasks`; `typed` is what the person types at its prompts."""
-    argv = [sys.executable, "-m", "mcp_tasks_aws.client.cli", command, url, *args]
+    argv = [sys.executable, "-m", "mcp_tasks_aws.client.cli.main", command, url, *args]
     print("$ mcp-tasks", command, url, *map(shlex.quote, args), file=sys.stderr, flush=True)
     done = subprocess.run(argv, env=env, input=typed, capture_output=True, text=True, timeout=60)
     sys.stderr.write(done.stderr)

@@ -210,7 +210,7 @@ def main() -> int:
     modules = ensure_clients()
     os.environ["MCP_TASKS_TOOLS"] = "conformance"
     sys.path.insert(0, str(ROOT / "src"))
-    from mcp_tasks_aws.local.server import EmbeddedStack
+    from mcp_tasks_aws.local.stack import EmbeddedStack
 
     with EmbeddedStack(host="127.0.0.1", port=0) as stack:
         results = driver_checks("ts-sdk", node, TS_DRIVER, modules, stack.url)

@@ -11,7 +11,7 @@ from mcp_support import SECRET, McpClient, conformance_settings
 from mcp_tasks_aws.app import build_transport
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec
 from mcp_tasks_aws.protocol.transport import HttpTransport
-from mcp_tasks_aws.server import SUPPORTED_VERSIONS, McpServer
+from mcp_tasks_aws.server.methods import SUPPORTED_VERSIONS, McpServer
 from mcp_tasks_aws.tools.registry import ToolSet
 
 

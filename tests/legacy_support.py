@@ -199,14 +199,14 @@ def visible_ascii(text: str) -> bool:
 
 def task_transport(service: Any, toolset: Any, **options: Any) -> HttpTransport:
     """Both eras over `service` (a `TaskService`, usually a test domain's in-memory one), with
-    seed 000's tasks for 2025-11-25 sessions and short windows (300 ms, polled every 20 ms);
+    the 2025-11-25 tasks utility for its sessions and short windows (300 ms, polled every 20 ms);
     `page_size` pages `tasks/list` only."""
     from mcp_support import SECRET
-    from mcp_tasks_aws.legacy.endpoint import install_legacy
-    from mcp_tasks_aws.legacy.state import InMemoryLegacySessionStore
     from mcp_tasks_aws.protocol.request_state import RequestStateCodec
-    from mcp_tasks_aws.server import SUPPORTED_VERSIONS, McpServer
-    from mcp_tasks_aws.tasks.wire import TasksEndpoint
+    from mcp_tasks_aws.server.legacy.endpoint import install_legacy
+    from mcp_tasks_aws.server.legacy.sessions import InMemoryLegacySessionStore
+    from mcp_tasks_aws.server.methods import SUPPORTED_VERSIONS, McpServer
+    from mcp_tasks_aws.server.tasks import TasksEndpoint
 
     values: dict[str, Any] = {"window_ms": 300, "poll_ms": 20, "page_size": 50}
     values.update(options)

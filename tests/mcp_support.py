@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from mcp_tasks_aws.config import Settings
-from mcp_tasks_aws.local.server import EmbeddedStack
+from mcp_tasks_aws.local.stack import EmbeddedStack
 from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse, HttpTransport
 
 PROTOCOL_VERSION = "2026-07-28"

@@ -20,13 +20,13 @@ from mcp_tasks_aws.aws.lambda_legs import LambdaDirectLegs
 from mcp_tasks_aws.aws.s3 import S3ResultStore
 from mcp_tasks_aws.aws.stepfunctions import StepFunctionsRunner
 from mcp_tasks_aws.config import Settings, load_toolset
-from mcp_tasks_aws.listen import Listener
 from mcp_tasks_aws.protocol.jsonrpc import Message
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec, SecretSource, StaticSecrets
-from mcp_tasks_aws.protocol.transport import HttpRequest, HttpTransport, LegacyGate
-from mcp_tasks_aws.server import SUPPORTED_VERSIONS, McpServer
+from mcp_tasks_aws.protocol.transport import HttpRequest, HttpTransport, LegacyGate, Served
+from mcp_tasks_aws.server.listen import Listener
+from mcp_tasks_aws.server.methods import SUPPORTED_VERSIONS, McpServer
+from mcp_tasks_aws.server.tasks import TasksEndpoint
 from mcp_tasks_aws.tasks.service import TaskService
-from mcp_tasks_aws.tasks.wire import TasksEndpoint
 from mcp_tasks_aws.tools.registry import ToolSet
 
 if TYPE_CHECKING:
@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from mypy_boto3_s3.client import S3Client
     from mypy_boto3_stepfunctions.client import SFNClient
 
-    from mcp_tasks_aws.legacy.state import LegacySessionStore
-    from mcp_tasks_aws.ports import ChangeFeed, DirectLegs, ResultStore, Runner, TaskStore
+    from mcp_tasks_aws.server.legacy.sessions import LegacySessionStore
+    from mcp_tasks_aws.tasks.ports import ChangeFeed, DirectLegs, ResultStore, Runner, TaskStore
     from mcp_tasks_aws.tasks.worker import LegRunner
 
 
@@ -113,7 +113,7 @@ class App:
 
             client = cast("DynamoDBClient", LazyClient(self.clients, "dynamodb"))
             return DynamoLegacySessionStore(client, self.settings.task_table)
-        from mcp_tasks_aws.legacy.state import InMemoryLegacySessionStore
+        from mcp_tasks_aws.server.legacy.sessions import InMemoryLegacySessionStore
 
         return InMemoryLegacySessionStore()
 
@@ -179,7 +179,7 @@ class App:
     def legacy(self) -> LegacyGate:
         """The 2025-11-25 side of the endpoint: registers its methods on `server` (with seed
         000's tasks on the same task service, when a task table is configured)."""
-        from mcp_tasks_aws.legacy.endpoint import install_legacy
+        from mcp_tasks_aws.server.legacy.endpoint import install_legacy
 
         return install_legacy(
             self.server,
@@ -224,9 +224,7 @@ class LazyLegacyGate:
     def knows(self, method: str) -> bool:
         return self._get().knows(method)
 
-    def post(
-        self, http: HttpRequest, message: Message
-    ) -> tuple[dict[str, Any] | Iterator[Any], list[Any], dict[str, str]] | None:
+    def post(self, http: HttpRequest, message: Message) -> Served | None:
         return self._get().post(http, message)
 
     def resume(self, http: HttpRequest, last_event_id: str) -> Iterator[Any]:

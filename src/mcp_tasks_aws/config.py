@@ -42,8 +42,8 @@ from mcp_tasks_aws.edge.auth_settings import AuthSettings
 from mcp_tasks_aws.tools.registry import ToolSet
 
 BUILTIN_TOOL_MODULES = {
-    "demo": "mcp_tasks_aws.fixtures.demo",
-    "conformance": "mcp_tasks_aws.fixtures.conformance",
+    "demo": "mcp_tasks_aws.toolsets.demo",
+    "conformance": "mcp_tasks_aws.toolsets.conformance",
 }
 
 

@@ -19,12 +19,12 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_tasks_aws.client.auth import LoopbackCallback, TokenCache, oauth_provider
+from mcp_tasks_aws.client.cli.sign_in import LoopbackCallback, TokenCache, oauth_provider
 from mcp_tasks_aws.client.connect import connect
 from mcp_tasks_aws.client.errors import TaskNotFoundError
 from mcp_tasks_aws.client.handle import TaskHandle, Tasks
 from mcp_tasks_aws.edge.apigw import jwt_principal
-from mcp_tasks_aws.local.server import PROJECT_ROOT, EmbeddedStack
+from mcp_tasks_aws.local.stack import PROJECT_ROOT, EmbeddedStack
 
 sys.path.insert(0, str(PROJECT_ROOT / "scripts"))
 from headless_browser import sign_in
@@ -133,7 +133,7 @@ def cli(stack: EmbeddedStack, config: Path, *args: str, browser: str = BROWSER) 
     }
     env.pop("MCP_TASKS_TOKEN", None)
     command = args[0]
-    argv = [sys.executable, "-m", "mcp_tasks_aws.client.cli", command, stack.url, *args[1:]]
+    argv = [sys.executable, "-m", "mcp_tasks_aws.client.cli.main", command, stack.url, *args[1:]]
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, check=False)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_tasks_aws.local.server import EmbeddedStack
+from mcp_tasks_aws.local.stack import EmbeddedStack
 
 
 @pytest.fixture

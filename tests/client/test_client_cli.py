@@ -1,6 +1,6 @@
 """`mcp-tasks` driven as a subprocess against the embedded stack, with scripted stdin.
 
-The CLI runs as `python -m mcp_tasks_aws.client.cli` (what the `mcp-tasks` console script
+The CLI runs as `python -m mcp_tasks_aws.client.cli.main` (what the `mcp-tasks` console script
 calls). Each process costs about a second of imports, so the scenarios (each a short sequence of
 runs) start together in a thread pool when the module's first test asks for them; each test
 then checks one scenario. Every run has a timeout; task states are checked with the library.
@@ -24,9 +24,9 @@ import anyio
 import pytest
 
 from mcp_tasks_aws.client import Tasks, TaskSnapshot, connect
-from mcp_tasks_aws.client.cli import URL_ENV, main, parse_args
+from mcp_tasks_aws.client.cli.main import URL_ENV, main, parse_args
 
-CLI = [sys.executable, "-m", "mcp_tasks_aws.client.cli"]
+CLI = [sys.executable, "-m", "mcp_tasks_aws.client.cli.main"]
 Run = subprocess.CompletedProcess[str]
 
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from mcp_types import CallToolResult, ImageContent, TextContent, Tool
 
-from mcp_tasks_aws.client.display import MediaSaver, Output, describe_policy, signature
-from mcp_tasks_aws.client.terminal import Console, LineReader
+from mcp_tasks_aws.client.cli.display import MediaSaver, Output, describe_policy, signature
+from mcp_tasks_aws.client.cli.terminal import Console, LineReader
 from mcp_tasks_aws.protocol.names import TASK_POLICY_META
 
 SCHEMA: dict[str, Any] = {
@@ -118,7 +118,7 @@ def test_content_that_cannot_be_saved_is_reported_in_place(tmp_path: Path) -> No
 def test_the_live_status_line_draws_a_bar_for_numeric_progress() -> None:
     from rich.console import Console as RichConsole
 
-    from mcp_tasks_aws.client.terminal import _StatusLine
+    from mcp_tasks_aws.client.cli.terminal import _StatusLine
     from mcp_tasks_aws.client.wire import TaskFields
 
     line = _StatusLine()

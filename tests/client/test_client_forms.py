@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from mcp_types import ElicitRequestFormParams, ElicitRequestURLParams
 
-from mcp_tasks_aws.client.forms import (
+from mcp_tasks_aws.client.cli.forms import (
     ArgumentError,
     coerce,
     confirm_url,

@@ -35,7 +35,7 @@ from mcp_tasks_aws.client import (
     Tasks,
     TasksExtension,
 )
-from mcp_tasks_aws.local.server import EmbeddedStack
+from mcp_tasks_aws.local.stack import EmbeddedStack
 from mcp_tasks_aws.protocol.era import Era
 
 pytestmark = pytest.mark.anyio
@@ -321,7 +321,7 @@ async def test_a_window_that_times_out_falls_back_to_polling(
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if k != "MCP_TASKS_TOKEN"}
     return subprocess.run(
-        [sys.executable, "-m", "mcp_tasks_aws.client.cli", *args],
+        [sys.executable, "-m", "mcp_tasks_aws.client.cli.main", *args],
         input="",
         capture_output=True,
         text=True,

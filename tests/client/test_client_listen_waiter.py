@@ -25,7 +25,7 @@ from mcp_types import (
     SubscriptionsListenResult,
 )
 
-from mcp_tasks_aws.client.listening import TaskListener, TaskNotificationParams
+from mcp_tasks_aws.client.listen_stream import TaskListener, TaskNotificationParams
 from mcp_tasks_aws.client.polling import PollPolicy
 from mcp_tasks_aws.client.waiter import TaskProgress, WaitOptions, wait_for_task
 from mcp_tasks_aws.client.wire import TASKS_EXTENSION, TaskAck, TaskSnapshot

@@ -33,7 +33,7 @@ from mcp_tasks_aws.client import (
     connect,
 )
 from mcp_tasks_aws.client.wire import TaskSnapshot
-from mcp_tasks_aws.progress import parse_status
+from mcp_tasks_aws.protocol.progress import parse_status
 
 pytestmark = pytest.mark.anyio
 
@@ -102,7 +102,7 @@ async def test_a_task_is_invisible_to_call_tool(stack_url: str) -> None:
     assert text_of(result) == "Computed pi after 1.5s."
     assert next(p.status for p in seen) == "working"
     assert seen[-1].status == "completed"
-    # slow_compute reports "0/1.5 · pi": numbers first (see mcp_tasks_aws.progress).
+    # slow_compute reports "0/1.5 · pi": numbers first (see mcp_tasks_aws.protocol.progress).
     assert any(parse_status(p.status_message).message == "pi" for p in seen)
     assert len({p.task_id for p in seen}) == 1
     assert seen[0].tool_name == "slow_compute"

@@ -1,4 +1,4 @@
-"""Every wire shape of seed 000's tasks, validated against the published 2025-11-25 schema (the
+"""Every wire shape of the 2025-11-25 tasks utility, validated against that revision's schema (the
 copy in tests/schemas): what `tools/call` with `params.task`, tasks/get, tasks/list,
 tasks/cancel and tasks/result answer, the questions and status notifications a tasks/result
 stream carries, and the errors. Responses come from the real transport over the in-memory task

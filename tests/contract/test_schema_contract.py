@@ -20,7 +20,7 @@ from mcp_tasks_aws import ToolSet
 from mcp_tasks_aws.app import build_transport
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec
 from mcp_tasks_aws.protocol.transport import HttpResponse, HttpTransport
-from mcp_tasks_aws.server import SUPPORTED_VERSIONS, McpServer
+from mcp_tasks_aws.server.methods import SUPPORTED_VERSIONS, McpServer
 from schema_support import REGISTRY, SCHEMA, SCHEMA_URI, assert_valid, validator
 
 

@@ -506,7 +506,7 @@ def test_the_cognito_option_creates_a_public_code_flow_client(transformed: Any) 
     assert client["AllowedOAuthFlows"] == ["code"]
     assert client["CallbackURLs"] == {"Ref": "UserPoolCallbackUrls"}
     defaults = stack.values["UserPoolCallbackUrls"]
-    from mcp_tasks_aws.client.auth import CALLBACK_PORT
+    from mcp_tasks_aws.client.cli.sign_in import CALLBACK_PORT
 
     assert f"http://localhost:{CALLBACK_PORT}/callback" in defaults
     server = resources["UserPoolResourceServer"]["Properties"]

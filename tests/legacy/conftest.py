@@ -14,7 +14,7 @@ import pytest
 
 from legacy_support import LegacyClient, legacy_transport
 from mcp_support import running_stack
-from mcp_tasks_aws.local.server import EmbeddedStack
+from mcp_tasks_aws.local.stack import EmbeddedStack
 from mcp_tasks_aws.protocol.transport import HttpTransport
 
 

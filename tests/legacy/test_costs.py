@@ -15,7 +15,7 @@ import pytest
 from aws_calls_support import aws_calls
 from legacy_support import LEGACY_VERSION
 from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
-from mcp_tasks_aws.local.server import EmbeddedStack
+from mcp_tasks_aws.local.stack import EmbeddedStack
 
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
 
@@ -110,7 +110,7 @@ def test_a_question_round_costs_a_put_a_write_per_answer_and_the_resume(session:
     assert calls == ["dynamodb:GetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"]
 
 
-# -- seed 000's tasks: the extension's costs, plus the session read ------------------------------
+# -- the 2025-11-25 tasks utility: the extension's costs, plus the session read -----------------
 
 
 def wait_status(session: Session, task_id: str, status: str) -> dict[str, Any]:

@@ -328,7 +328,7 @@ def test_a_throttled_session_table_answers_busy_not_internal_error(
 ) -> None:
     """The session read every request makes (and `DELETE`'s write after it) may stay throttled
     past the SDK's retries: the client is told to retry (503, Retry-After), as for tasks."""
-    from mcp_tasks_aws.ports import Throttled
+    from mcp_tasks_aws.tasks.ports import Throttled
 
     def throttled(*args: object, **kwargs: object) -> None:
         raise Throttled(2)

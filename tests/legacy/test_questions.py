@@ -19,12 +19,12 @@ from legacy_support import (
     questions,
     sse_events,
 )
-from mcp_tasks_aws.legacy.questions import InlineQuestions, Resumable, StreamIds
-from mcp_tasks_aws.legacy.state import InMemoryLegacySessionStore, ParkedCall
 from mcp_tasks_aws.protocol.era import Era
 from mcp_tasks_aws.protocol.legacy import LegacySession
 from mcp_tasks_aws.protocol.sealing import Sealer
 from mcp_tasks_aws.protocol.transport import HttpResponse, HttpTransport
+from mcp_tasks_aws.server.legacy.questions import InlineQuestions, Resumable, StreamIds
+from mcp_tasks_aws.server.legacy.sessions import InMemoryLegacySessionStore, ParkedCall
 
 NAME = {"action": "accept", "content": {"name": "Alice"}}
 

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from mcp_tasks_aws.legacy.methods import task_support
 from mcp_tasks_aws.protocol.era import Era, era_of, negotiate
 from mcp_tasks_aws.protocol.errors import InvalidParams, SessionNotFound
 from mcp_tasks_aws.protocol.legacy import (
@@ -18,6 +17,7 @@ from mcp_tasks_aws.protocol.legacy import (
     session_capabilities,
 )
 from mcp_tasks_aws.protocol.sealing import Sealer, Unsealable
+from mcp_tasks_aws.server.legacy.methods import task_support
 from mcp_tasks_aws.tools.registry import TaskPolicy
 
 SECRET = b"k" * 32

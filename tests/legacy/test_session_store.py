@@ -13,7 +13,9 @@ import boto3
 import pytest
 
 from mcp_tasks_aws.aws.sessions import DynamoLegacySessionStore
-from mcp_tasks_aws.legacy.state import (
+from mcp_tasks_aws.local.aws import REGION, LocalAws, start_local_aws
+from mcp_tasks_aws.local.stack import PROJECT_ROOT
+from mcp_tasks_aws.server.legacy.sessions import (
     CallConflict,
     InMemoryLegacySessionStore,
     LegacySessionStore,
@@ -21,8 +23,6 @@ from mcp_tasks_aws.legacy.state import (
     SessionEnded,
     SessionState,
 )
-from mcp_tasks_aws.local.aws import REGION, LocalAws, start_local_aws
-from mcp_tasks_aws.local.server import PROJECT_ROOT
 
 NOW = 1_800_000_000
 LATER = NOW + 3600
@@ -220,7 +220,7 @@ def test_the_dynamodb_store_reports_throttling_as_busy() -> None:
     503 with Retry-After), not an internal error; a failed condition stays an answer."""
     from botocore.exceptions import ClientError
 
-    from mcp_tasks_aws.ports import Throttled
+    from mcp_tasks_aws.tasks.ports import Throttled
 
     class ThrottledClient:
         def _throttled(self, **request: Any) -> None:

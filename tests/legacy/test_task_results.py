@@ -24,10 +24,10 @@ from legacy_support import (
     task_transport,
 )
 from mcp_support import SECRET
-from mcp_tasks_aws.legacy.questions import StreamIds
 from mcp_tasks_aws.protocol.legacy import SessionCodec
 from mcp_tasks_aws.protocol.sealing import Sealer
 from mcp_tasks_aws.protocol.transport import HttpResponse, HttpTransport
+from mcp_tasks_aws.server.legacy.questions import StreamIds
 from tasks.domain import Domain, accept, tools
 
 RELATED = "io.modelcontextprotocol/related-task"

@@ -1,4 +1,4 @@
-"""Seed 000's tasks for 2025-11-25 sessions, over the real transport and the in-memory task
+"""The 2025-11-25 tasks utility in its sessions, over the real transport and the in-memory task
 domain (no moto): `params.task`, tasks/get, tasks/list, tasks/cancel, the bad input each one
 refuses, and who may see what. `tasks/result` and a task's questions are `test_task_results`.
 

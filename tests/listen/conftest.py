@@ -24,7 +24,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from mcp_support import running_stack
-from mcp_tasks_aws.local.server import EmbeddedStack
+from mcp_tasks_aws.local.stack import EmbeddedStack
 from tasks.conftest import (
     CAPABILITIES,
     PROTOCOL_VERSION,

@@ -27,7 +27,7 @@ from listen.conftest import (
     jwt,
     listen,
 )
-from mcp_tasks_aws.local.server import EmbeddedStack
+from mcp_tasks_aws.local.stack import EmbeddedStack
 from mcp_tasks_aws.protocol.transport import HttpResponse
 from tasks.conftest import make_record, now_ms
 

@@ -27,8 +27,8 @@ from listen.conftest import (
     listen_until_terminal,
     without_result_type,
 )
-from mcp_tasks_aws.local.server import EmbeddedStack
-from mcp_tasks_aws.progress import parse_status
+from mcp_tasks_aws.local.stack import EmbeddedStack
+from mcp_tasks_aws.protocol.progress import parse_status
 from tasks.conftest import wait_until
 
 # Metrics are disabled locally; Powertools warns on each empty flush.
@@ -82,7 +82,7 @@ def test_a_new_status_message_is_a_change(
     # Then the next report is sent although the status stays working: tasks/get shows it
     [note] = listened.notifications
     assert note["params"]["status"] == "working"
-    # slow_compute reports "1/4 · progress": numbers first (see mcp_tasks_aws.progress)
+    # slow_compute reports "1/4 · progress": numbers first (see mcp_tasks_aws.protocol.progress)
     assert parse_status(note["params"]["statusMessage"]).message == "progress"
     assert note["params"]["lastUpdatedAt"] > listened.snapshot[0]["params"]["lastUpdatedAt"]
     assert parse_status(reported).message == "progress"

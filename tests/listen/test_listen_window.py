@@ -21,7 +21,7 @@ from listen.conftest import (
 )
 from mcp_support import running_stack
 from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
-from mcp_tasks_aws.local.server import EmbeddedStack
+from mcp_tasks_aws.local.stack import EmbeddedStack
 
 # Metrics are disabled locally; Powertools warns on each empty flush.
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")

@@ -25,7 +25,7 @@ from mcp_support import running_stack
 from mcp_tasks_aws.aws.dynamodb import DynamoTaskStore
 from mcp_tasks_aws.aws.stepfunctions import StepFunctionsRunner
 from mcp_tasks_aws.local.aws import REGION, LocalAws, start_local_aws
-from mcp_tasks_aws.local.server import PROJECT_ROOT, EmbeddedStack
+from mcp_tasks_aws.local.stack import PROJECT_ROOT, EmbeddedStack
 from mcp_tasks_aws.protocol.names import TERMINAL_STATUSES as TERMINAL
 from mcp_tasks_aws.tasks.model import TaskRecord, new_task_id
 

@@ -14,7 +14,7 @@ from botocore.exceptions import ClientError
 from mcp_tasks_aws.aws.lambda_legs import LambdaDirectLegs
 from mcp_tasks_aws.local.aws import REGION, LocalAws
 from mcp_tasks_aws.local.lambdas import LAMBDAS
-from mcp_tasks_aws.ports import Throttled
+from mcp_tasks_aws.tasks.ports import Throttled
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from mcp_support import running_stack
-from mcp_tasks_aws.local.server import EmbeddedStack
+from mcp_tasks_aws.local.stack import EmbeddedStack
 from tasks import step_tools
 from tasks.conftest import TaskClient, WorkerDispatch, elicit_answer
 

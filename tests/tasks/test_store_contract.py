@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from mcp_tasks_aws.ports import Applied, TaskStore
 from mcp_tasks_aws.tasks import transitions as t
 from mcp_tasks_aws.tasks.exceptions import TaskAlreadyExists
 from mcp_tasks_aws.tasks.memory import InMemoryTaskStore
 from mcp_tasks_aws.tasks.model import TaskRecord, new_task_id
+from mcp_tasks_aws.tasks.ports import Applied, TaskStore
 from tasks.domain import ALICE, BOB, ELICIT, accept, elicit_request
 from tasks.domain import make_record as domain_record
 

@@ -17,10 +17,10 @@ from botocore.exceptions import ClientError
 from mcp_tasks_aws.aws.dynamodb import OWNER_INDEX, DynamoTaskStore, room_for_result
 from mcp_tasks_aws.aws.s3 import retention_folder
 from mcp_tasks_aws.local.aws import REGION, LocalAws
-from mcp_tasks_aws.ports import Throttled
 from mcp_tasks_aws.tasks import transitions as t
 from mcp_tasks_aws.tasks.exceptions import TaskTooLarge
 from mcp_tasks_aws.tasks.model import new_task_id
+from mcp_tasks_aws.tasks.ports import Throttled
 from tasks.conftest import make_record, now_ms
 from tasks.domain import ELICIT, elicit_request
 

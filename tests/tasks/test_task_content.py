@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from mcp_support import running_stack
-from mcp_tasks_aws.progress import parse_status
+from mcp_tasks_aws.protocol.progress import parse_status
 from tasks import surface_tools
 from tasks.conftest import TaskClient, WorkerDispatch, wait_until
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_tasks_aws.listen import Listener
 from mcp_tasks_aws.protocol import models as m
 from mcp_tasks_aws.protocol.jsonrpc import Request
-from mcp_tasks_aws.server import Call
+from mcp_tasks_aws.server.call import Call
+from mcp_tasks_aws.server.listen import Listener
 from mcp_tasks_aws.tasks.memory import InMemoryTaskStore
 from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, new_task_id
 from mcp_tasks_aws.tasks.service import TaskService

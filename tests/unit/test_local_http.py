@@ -16,7 +16,7 @@ import pytest
 
 from mcp_support import PROTOCOL_VERSION, envelope, running_stack
 from mcp_tasks_aws.local.aws import LAMBDAS
-from mcp_tasks_aws.local.server import EmbeddedStack
+from mcp_tasks_aws.local.stack import EmbeddedStack
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ def run_local(tools: str, port: int) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MCP_TASKS_", "AWS_"))}
     env.update({"MCP_TASKS_TOOLS": tools, "PORT": str(port)})
     return subprocess.run(
-        [sys.executable, "-m", "mcp_tasks_aws.local.server"],
+        [sys.executable, "-m", "mcp_tasks_aws.local.stack"],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -39,7 +39,7 @@ def _free_port() -> int:
     [
         ("my_toolz", "no module named 'my_toolz'"),
         ("tools/my_tools.py", "is a path; give the module name instead (such as 'tools.my_tools')"),
-        ("mcp_tasks_aws.fixtures.demo:nothing", "has no ToolSet named 'nothing'"),
+        ("mcp_tasks_aws.toolsets.demo:nothing", "has no ToolSet named 'nothing'"),
     ],
     ids=["typo", "path", "attribute"],
 )

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from mcp_tasks_aws import ToolContext
-from mcp_tasks_aws.progress import Progress, ProgressThrottle, format_status, parse_status
 from mcp_tasks_aws.protocol.models import ClientCapabilities
+from mcp_tasks_aws.protocol.progress import Progress, ProgressThrottle, format_status, parse_status
 
 
 @pytest.mark.parametrize(

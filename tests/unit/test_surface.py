@@ -13,7 +13,7 @@ import pytest
 from mcp_support import SECRET, McpClient
 from mcp_tasks_aws import ResourceNotFound, ToolContext, ToolDefinitionError, ToolSet
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec
-from mcp_tasks_aws.server import McpServer
+from mcp_tasks_aws.server.methods import McpServer
 
 surface = ToolSet(name="surface", version="1")
 

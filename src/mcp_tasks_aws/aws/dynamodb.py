@@ -32,9 +32,9 @@ import time
 from typing import TYPE_CHECKING, Any, Final
 
 from mcp_tasks_aws.aws.errors import client_error_code, client_error_item, throttling_as_busy
-from mcp_tasks_aws.ports import Applied, Page
 from mcp_tasks_aws.tasks.exceptions import TaskAlreadyExists, TaskTooLarge
 from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, TaskSummary, encode_json
+from mcp_tasks_aws.tasks.ports import Applied, Page
 from mcp_tasks_aws.tasks.transitions import (
     AddAsked,
     Changes,

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Final
 
-from mcp_tasks_aws.ports import Throttled
+from mcp_tasks_aws.tasks.ports import Throttled
 
 THROTTLING_CODES: Final = frozenset(
     {

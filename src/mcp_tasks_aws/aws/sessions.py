@@ -25,7 +25,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from mcp_tasks_aws.aws.errors import client_error_code, throttling_as_busy
-from mcp_tasks_aws.legacy.state import CallConflict, ParkedCall, SessionEnded, SessionState
+from mcp_tasks_aws.server.legacy.sessions import (
+    CallConflict,
+    ParkedCall,
+    SessionEnded,
+    SessionState,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient

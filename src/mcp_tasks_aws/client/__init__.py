@@ -16,7 +16,7 @@ from mcp_tasks_aws.client.errors import (
 )
 from mcp_tasks_aws.client.extension import TasksExtension
 from mcp_tasks_aws.client.handle import TaskHandle, Tasks
-from mcp_tasks_aws.client.listening import TaskListener, TaskNotificationParams
+from mcp_tasks_aws.client.listen_stream import TaskListener, TaskNotificationParams
 from mcp_tasks_aws.client.polling import Backoff, PollPolicy
 from mcp_tasks_aws.client.waiter import TaskProgress, WaitMode, WaitOptions
 from mcp_tasks_aws.client.wire import TASKS_EXTENSION, CreateTaskResult, TaskSnapshot

@@ -42,7 +42,7 @@ from typing import Any
 from mcp.client.extension import ClaimContext, ClientExtension, NotificationBinding, ResultClaim
 from mcp_types import CallToolResult
 
-from mcp_tasks_aws.client.listening import TaskListener
+from mcp_tasks_aws.client.listen_stream import TaskListener
 from mcp_tasks_aws.client.polling import PollPolicy
 from mcp_tasks_aws.client.waiter import StatusCallback, WaitMode, WaitOptions, wait_for_task
 from mcp_tasks_aws.client.wire import TASKS_EXTENSION, CreateTaskResult

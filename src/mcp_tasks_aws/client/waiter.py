@@ -65,8 +65,8 @@ from mcp_tasks_aws.client.errors import (
     TaskInputError,
     TaskNotFoundError,
 )
-from mcp_tasks_aws.client.listen_windows import ListenWindows
-from mcp_tasks_aws.client.listening import TaskListener
+from mcp_tasks_aws.client.listen_stream import TaskListener
+from mcp_tasks_aws.client.listen_wait import ListenWindows
 from mcp_tasks_aws.client.polling import PollPolicy
 from mcp_tasks_aws.client.wire import (
     CancelTaskRequest,

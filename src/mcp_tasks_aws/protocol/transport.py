@@ -28,7 +28,7 @@ import json
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from mcp_tasks_aws.protocol.era import Era, era_of
 from mcp_tasks_aws.protocol.errors import (
@@ -103,6 +103,19 @@ class HttpResponse:
         return self.body
 
 
+class Served(NamedTuple):
+    """What serving one request gives the transport (`McpServer.serve`, either era).
+
+    `message` is the JSON-RPC response, or a stream of whole messages whose last one is the
+    response; `notifications` go before a response (on its SSE stream); `headers` are HTTP
+    headers the answer must carry (the `Mcp-Session-Id` an `initialize` issues).
+    """
+
+    message: dict[str, Any] | Iterator[Any]
+    notifications: list[Any]
+    headers: dict[str, str]
+
+
 class RpcServer(Protocol):
     """The JSON-RPC side the transport drives (implemented by `McpServer`)."""
 
@@ -119,13 +132,10 @@ class RpcServer(Protocol):
         ...
 
     def serve(
-        self, request: Request, meta: Any, principal: str, deadline: float | None = None
-    ) -> tuple[dict[str, Any] | Iterator[dict[str, Any]], list[Any]]:
-        """Answer a request: (result message, notifications to send before it), or
-        (an iterator of whole messages, []) for a streamed method.
-
-        Errors are raised as McpError; the transport answers them.
-        """
+        self, request: Request, meta: Any, principal: str, *, deadline: float | None = None
+    ) -> Served:
+        """Answer a 2026-07-28 request. Errors are raised as McpError; the transport answers
+        them."""
         ...
 
 
@@ -149,10 +159,8 @@ class LegacyGate(Protocol):
         """Whether any protocol era serves the method (-32601 wins over everything else)."""
         ...
 
-    def post(
-        self, http: HttpRequest, message: Message
-    ) -> tuple[dict[str, Any] | Iterator[Any], list[Any], dict[str, str]] | None:
-        """Serve a legacy POST: (message or stream, notifications, headers), or None when
+    def post(self, http: HttpRequest, message: Message) -> Served | None:
+        """Serve a legacy POST, or None when
         there is nothing to answer (a notification or a client's response: 202).
 
         Session problems raise `LegacyTransportError`; method errors raise `McpError`.
@@ -325,16 +333,14 @@ class HttpTransport:
                 raise UnsupportedProtocolVersion(
                     version[:_LOGGED_ID_CHARS], self.supported_versions
                 )
-            response, notifications = self.server.serve(
-                message, meta, http.principal, http.deadline
-            )
+            served = self.server.serve(message, meta, http.principal, deadline=http.deadline)
         except McpError as exc:
             return _error(exc.http_status, exc, message.id)
         except Exception:
             logger.exception("unhandled error serving %s", message.method)
             return self.internal_error(message.id)
 
-        return self._answer(message.id, response, notifications, json_ok, sse_ok)
+        return self._answer(message.id, served.message, served.notifications, json_ok, sse_ok)
 
     def _answer(
         self,
@@ -386,9 +392,8 @@ class HttpTransport:
             return self.internal_error(rid)
         if served is None:
             return HttpResponse(202)
-        response, notifications, headers = served
-        answer = self._answer(rid, response, notifications, json_ok, sse_ok)
-        answer.headers.update(headers)
+        answer = self._answer(rid, served.message, served.notifications, json_ok, sse_ok)
+        answer.headers.update(served.headers)
         return answer
 
     def _legacy_stream_or_end(self, http: HttpRequest, verb: str) -> HttpResponse:

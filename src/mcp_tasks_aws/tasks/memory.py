@@ -16,9 +16,9 @@ import threading
 import time
 from collections.abc import Callable
 
-from mcp_tasks_aws.ports import Applied, Page
 from mcp_tasks_aws.tasks.exceptions import TaskAlreadyExists
 from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord
+from mcp_tasks_aws.tasks.ports import Applied, Page
 from mcp_tasks_aws.tasks.transitions import Changes, Guard, allows, applied
 
 

@@ -30,7 +30,6 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final, NamedTuple
 
-from mcp_tasks_aws.ports import Applied, DirectLegs, Page, ResultStore, Runner, TaskStore
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR, InvalidParams
 from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.exceptions import (
@@ -41,6 +40,7 @@ from mcp_tasks_aws.tasks.exceptions import (
     TaskNotStarted,
 )
 from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, is_task_id, new_task_id
+from mcp_tasks_aws.tasks.ports import Applied, DirectLegs, Page, ResultStore, Runner, TaskStore
 from mcp_tasks_aws.tools.context import ELICIT, LIST_ROOTS, SAMPLE, validate_answer
 from mcp_tasks_aws.tools.registry import ToolSpec
 

@@ -22,9 +22,9 @@ import time
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-from mcp_tasks_aws.ports import ChangeFeed
 from mcp_tasks_aws.protocol.names import TERMINAL_STATUSES
 from mcp_tasks_aws.tasks.model import TaskRecord
+from mcp_tasks_aws.tasks.ports import ChangeFeed
 from mcp_tasks_aws.tasks.service import TaskService, TaskView
 
 

@@ -34,12 +34,12 @@ import time
 from collections.abc import Callable
 from typing import Any, Final, Literal
 
-from mcp_tasks_aws.ports import ResultStore, Runner, TaskStore
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, to_error_object
 from mcp_tasks_aws.protocol.models import ClientCapabilities
 from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.exceptions import TaskCancelled, TaskTooLarge
 from mcp_tasks_aws.tasks.model import TaskRecord
+from mcp_tasks_aws.tasks.ports import ResultStore, Runner, TaskStore
 from mcp_tasks_aws.tools.context import InputNeeded, ToolContext
 from mcp_tasks_aws.tools.invoke import run_tool
 from mcp_tasks_aws.tools.registry import ToolSet, text_result

@@ -310,13 +310,16 @@ class ToolContext:
 
         In a task, this sets the task's `statusMessage`, with the numbers first
         (`"3/10 · migrating schema"`, `"42% · ..."` when `total` is 100; see
-        `mcp_tasks_aws.progress`), at most once a second; it is also where a cancelled task
+        `mcp_tasks_aws.protocol.progress`), at most once a second; it is also where a cancelled task
         stops. Inline, on a request that carries a `progressToken`, a report with `progress`
         sends `notifications/progress` (increasing values only, at most one per 100 ms, always
         the first and the one reaching `total`); a report without numbers is not sent inline.
         `progress` and `total` are finite numbers >= 0; `total` > 0.
         """
-        from mcp_tasks_aws.progress import check_numbers, format_status  # tools that report
+        from mcp_tasks_aws.protocol.progress import (  # tools that report
+            check_numbers,
+            format_status,
+        )
 
         check_numbers(progress, total)
         if self._report is not None:

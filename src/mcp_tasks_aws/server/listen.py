@@ -23,15 +23,15 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
-from mcp_tasks_aws.ports import ChangeFeed
 from mcp_tasks_aws.protocol import models as m
 from mcp_tasks_aws.protocol.errors import InvalidParams, MissingClientCapability
 from mcp_tasks_aws.protocol.jsonrpc import notification_message, result_message
 from mcp_tasks_aws.protocol.names import SUBSCRIPTION_ID_KEY, TASKS_EXTENSION
-from mcp_tasks_aws.server import Call
+from mcp_tasks_aws.server.call import Call
+from mcp_tasks_aws.server.tasks import detailed_task
+from mcp_tasks_aws.tasks.ports import ChangeFeed
 from mcp_tasks_aws.tasks.service import TaskService
 from mcp_tasks_aws.tasks.watch import ListChanged, TaskChanged, Watch
-from mcp_tasks_aws.tasks.wire import detailed_task
 
 MAX_TASK_IDS: Final = 100
 _LIST_NOTIFICATIONS: Final = {

@@ -1,13 +1,13 @@
-"""Seed 000's tasks for 2025-11-25 clients, on the same task records and runner as the Tasks
-extension: `params.task` on `tools/call`, `tasks/get`, `tasks/list`, `tasks/cancel` and
-`tasks/result`, and the answers to a task's questions.
+"""The 2025-11-25 tasks utility, on the same task records and runner as the Tasks extension:
+`params.task` on `tools/call`, `tasks/get`, `tasks/list`, `tasks/cancel` and `tasks/result`,
+and the answers to a task's questions.
 
 Every method calls the task use cases (`tasks.service`) with the caller's principal, as the
 2026-07-28 methods do (`tasks.wire`); only shapes and a few rules differ, and those are views
 of the record and of the transition table (`legacy.task_views`):
 
 - `tools/call` with `params.task` (`{ttl?}`) on a tool whose policy allows a task runs through
-  the server's one decision (`McpServer.run_call`: a tool's prelude still asks inline first),
+  the server's one decision (`InlineRunner.run_call`: a tool's prelude still asks inline first),
   with a creator that keeps the asked `ttl` (at least `MIN_TTL_MS`, capped by the server's
   maximum) and answers the nested `CreateTaskResult`; a tool that never runs as a task
   (`taskSupport: forbidden`) answers -32601, as 2025-11-25 says;
@@ -34,14 +34,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import Field, ValidationError
 
-from mcp_tasks_aws.legacy.questions import (
-    ANSWERABLE,
-    TASK_ROUTE,
-    Resumable,
-    StreamIds,
-    client_failure,
-    resumable_of,
-)
 from mcp_tasks_aws.protocol import models as m
 from mcp_tasks_aws.protocol.era import Era
 from mcp_tasks_aws.protocol.errors import (
@@ -52,18 +44,27 @@ from mcp_tasks_aws.protocol.errors import (
 from mcp_tasks_aws.protocol.jsonrpc import ClientResponse
 from mcp_tasks_aws.protocol.models import WireModel
 from mcp_tasks_aws.protocol.sealing import Unsealable, fingerprint
-from mcp_tasks_aws.server import Call, Handler, McpServer
+from mcp_tasks_aws.server.call import Call, Handler
+from mcp_tasks_aws.server.legacy.questions import (
+    ANSWERABLE,
+    TASK_ROUTE,
+    Resumable,
+    StreamIds,
+    client_failure,
+    resumable_of,
+)
+from mcp_tasks_aws.server.methods import McpServer
+from mcp_tasks_aws.server.tasks import MAX_RESPONSES_BYTES, answered_as_errors, create_task
 from mcp_tasks_aws.tasks.exceptions import (
     TaskAnswerInvalid,
     TaskNotFound,
     TaskTooLarge,
 )
 from mcp_tasks_aws.tasks.service import TaskService
-from mcp_tasks_aws.tasks.wire import MAX_RESPONSES_BYTES, answered_as_errors, create_task
 from mcp_tasks_aws.tools.registry import TaskPolicy, ToolSpec
 
 if TYPE_CHECKING:
-    from mcp_tasks_aws.legacy.task_results import TaskResults
+    from mcp_tasks_aws.server.legacy.task_results import TaskResults
 
 MIN_TTL_MS: Final = 1000
 """The shortest retention a 2025-11-25 client can ask (a task must outlive its creation)."""
@@ -102,7 +103,7 @@ class LegacyTaskCreator:
         journal: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         record = create_task(self.service, call, spec, params, journal, ttl_ms=self.ttl_ms)
-        from mcp_tasks_aws.legacy.task_views import created_wire  # first task request only
+        from mcp_tasks_aws.server.legacy.task_views import created_wire  # first task request only
 
         return created_wire(record)
 
@@ -131,7 +132,7 @@ class LegacyTasks:
 
     @cached_property
     def results(self) -> TaskResults:
-        from mcp_tasks_aws.legacy.task_results import TaskResults  # first use only
+        from mcp_tasks_aws.server.legacy.task_results import TaskResults  # first use only
 
         return TaskResults(self.service, self.ids, window_ms=self.window_ms, poll_ms=self.poll_ms)
 
@@ -167,20 +168,20 @@ class LegacyTasks:
                 )
             ttl = None if asked.ttl is None else max(asked.ttl, MIN_TTL_MS)
             creator = LegacyTaskCreator(self.service, ttl)
-            return self.server.run_call(call, params, opted_in=True, creator=creator)
+            return self.server.inline.run_call(call, params, opted_in=True, creator=creator)
 
         return call_tool
 
     # -- tasks/* ----------------------------------------------------------------------------
 
     def get(self, call: Call, params: m.TaskParams) -> dict[str, Any]:
-        from mcp_tasks_aws.legacy.task_views import task_wire
+        from mcp_tasks_aws.server.legacy.task_views import task_wire
 
         with answered_as_errors():
             return task_wire(self.service.load(call.principal, params.task_id))
 
     def list(self, call: Call, params: m.PaginatedParams) -> dict[str, Any]:
-        from mcp_tasks_aws.legacy.task_views import listing_wire
+        from mcp_tasks_aws.server.legacy.task_views import listing_wire
 
         resumable = resumable_of(call)
         after = None if params.cursor is None else self._open_cursor(resumable, params.cursor)
@@ -193,7 +194,7 @@ class LegacyTasks:
         return listing_wire(page.tasks, cursor)
 
     def cancel(self, call: Call, params: m.TaskParams) -> dict[str, Any]:
-        from mcp_tasks_aws.legacy.task_views import cancel_refusal, task_wire
+        from mcp_tasks_aws.server.legacy.task_views import cancel_refusal, task_wire
 
         with answered_as_errors():
             record, changed = self.service.cancel(call.principal, params.task_id)

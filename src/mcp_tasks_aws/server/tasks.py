@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, Final
 
-from mcp_tasks_aws.ports import Throttled
 from mcp_tasks_aws.protocol import models as m
 from mcp_tasks_aws.protocol.errors import (
     INTERNAL_ERROR,
@@ -27,7 +26,7 @@ from mcp_tasks_aws.protocol.errors import (
     ServiceUnavailable,
 )
 from mcp_tasks_aws.protocol.names import TASKS_EXTENSION, format_timestamp
-from mcp_tasks_aws.server import Call
+from mcp_tasks_aws.server.call import Call
 from mcp_tasks_aws.tasks.exceptions import (
     TaskAlreadyExists,
     TaskAnswerInvalid,
@@ -37,6 +36,7 @@ from mcp_tasks_aws.tasks.exceptions import (
     TaskTooLarge,
 )
 from mcp_tasks_aws.tasks.model import TaskRecord
+from mcp_tasks_aws.tasks.ports import Throttled
 from mcp_tasks_aws.tasks.service import TaskService, TaskView
 from mcp_tasks_aws.tools.registry import ToolSpec
 
@@ -74,7 +74,7 @@ def detailed_fields(view: TaskView) -> dict[str, Any]:
 
 def detailed_task(view: TaskView) -> dict[str, Any]:
     """The task as `tasks/get` shows it, less `resultType` (what notifications carry)."""
-    from mcp_tasks_aws.tasks.results import DetailedTask, to_wire  # first use, not cold start
+    from mcp_tasks_aws.server.task_results import DetailedTask, to_wire  # first use, not cold start
 
     return to_wire(DetailedTask(**detailed_fields(view)))
 
@@ -115,7 +115,7 @@ class TasksEndpoint:
         journal: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         record = create_task(self.service, call, spec, params, journal)
-        from mcp_tasks_aws.tasks.results import CreateTaskResult, to_wire  # first use only
+        from mcp_tasks_aws.server.task_results import CreateTaskResult, to_wire  # first use only
 
         return to_wire(CreateTaskResult(**_fields(record)))
 
@@ -123,7 +123,7 @@ class TasksEndpoint:
         require_opt_in(call)
         with answered_as_errors():
             view = self.service.get(call.principal, params.task_id)
-        from mcp_tasks_aws.tasks.results import GetTaskResult, to_wire
+        from mcp_tasks_aws.server.task_results import GetTaskResult, to_wire
 
         return to_wire(GetTaskResult(**detailed_fields(view)))
 
@@ -156,7 +156,7 @@ class TasksEndpoint:
 
 
 def _acknowledged() -> dict[str, Any]:
-    from mcp_tasks_aws.tasks.results import ACKNOWLEDGED
+    from mcp_tasks_aws.server.task_results import ACKNOWLEDGED
 
     return dict(ACKNOWLEDGED)
 

@@ -66,16 +66,18 @@ from mcp_types import (
     Root,
 )
 
-from mcp_tasks_aws.client.auth import (
+from mcp_tasks_aws.client.cli.browse import BrowseCommands, find_tool
+from mcp_tasks_aws.client.cli.display import MediaSaver, Output
+from mcp_tasks_aws.client.cli.forms import ArgumentError, confirm_url, fill_form, parse_arguments
+from mcp_tasks_aws.client.cli.sign_in import (
     SIGN_IN_ERRORS,
     TokenCache,
     add_sign_in_arguments,
     auth_for,
     sign_in_defaults,
 )
-from mcp_tasks_aws.client.browse import BrowseCommands, find_tool
+from mcp_tasks_aws.client.cli.terminal import Console, Interrupts, LineReader, confirm_cancel
 from mcp_tasks_aws.client.connect import TOKEN_ENV, connect
-from mcp_tasks_aws.client.display import MediaSaver, Output
 from mcp_tasks_aws.client.errors import (
     TaskCancelledError,
     TaskFailedError,
@@ -83,9 +85,7 @@ from mcp_tasks_aws.client.errors import (
     TaskNotFoundError,
 )
 from mcp_tasks_aws.client.extension import TasksExtension
-from mcp_tasks_aws.client.forms import ArgumentError, confirm_url, fill_form, parse_arguments
 from mcp_tasks_aws.client.handle import TaskHandle, Tasks
-from mcp_tasks_aws.client.terminal import Console, Interrupts, LineReader, confirm_cancel
 from mcp_tasks_aws.client.waiter import TaskProgress
 
 __all__ = ["main"]

@@ -5,7 +5,8 @@ This module owns the interactive side of the CLI (what commands print on stdout 
 
 - `Console`: stderr, where the status line and the prompts go. On a terminal the status line
   is a `rich` live display: a spinner, the task's status and message, a progress bar when the
-  message carries numbers (`"3/10 · …"`, see `mcp_tasks_aws.progress`) and the elapsed time.
+  message carries numbers (`"3/10 · …"`, see `mcp_tasks_aws.protocol.progress`) and the
+  elapsed time.
   Otherwise each change is written once, on its own line. Whatever else is written to stderr
   stops the live display first, so the two never share a line. `quiet` (`-q`, and always with
   `--json`) hides the status line.
@@ -35,7 +36,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mcp_tasks_aws.client.wire import TaskFields
-from mcp_tasks_aws.progress import Progress, parse_status
+from mcp_tasks_aws.protocol.progress import Progress, parse_status
 
 __all__ = ["Console", "Interrupts", "LineReader", "confirm_cancel"]
 

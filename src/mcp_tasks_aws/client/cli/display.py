@@ -38,9 +38,9 @@ from rich.console import Console as RichConsole
 from rich.table import Table
 from rich.text import Text
 
-from mcp_tasks_aws.client.forms import choices_of
+from mcp_tasks_aws.client.cli.forms import choices_of
+from mcp_tasks_aws.client.cli.terminal import Console
 from mcp_tasks_aws.client.handle import TaskHandle
-from mcp_tasks_aws.client.terminal import Console
 from mcp_tasks_aws.client.wire import TaskSnapshot
 from mcp_tasks_aws.protocol.names import TASK_POLICY_META
 

@@ -47,7 +47,7 @@ from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 from mcp_types import METHOD_NOT_FOUND
 
-from mcp_tasks_aws.client.listening import Inbox, TaskListener
+from mcp_tasks_aws.client.listen_stream import Inbox, TaskListener
 from mcp_tasks_aws.client.wire import TaskSnapshot
 
 __all__ = ["ListenWindows"]

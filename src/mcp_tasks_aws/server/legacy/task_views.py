@@ -1,4 +1,4 @@
-"""What a 2025-11-25 client sees of a task: seed 000's shapes, computed from the one record.
+"""What a 2025-11-25 client sees of a task: its tasks utility's shapes, read off the one record.
 
 Tasks are stored once, in the modern record (`tasks.model`), whichever era created them; this
 module only reads. The differences are views, each derived from the record and from the
@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, NamedTuple
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR
 from mcp_tasks_aws.protocol.legacy import legacy_result
 from mcp_tasks_aws.protocol.names import RELATED_TASK_KEY, TaskStatus, format_timestamp
+from mcp_tasks_aws.server.task_results import WireResult, to_wire
 from mcp_tasks_aws.tasks.model import TaskRecord, TaskSummary
-from mcp_tasks_aws.tasks.results import WireResult, to_wire
 from mcp_tasks_aws.tasks.transitions import MOVES
 
 if TYPE_CHECKING:

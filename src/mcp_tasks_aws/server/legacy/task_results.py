@@ -34,9 +34,6 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, Final, NamedTuple
 
-from mcp_tasks_aws.legacy.questions import TASK_ROUTE, Resumable, StreamIds
-from mcp_tasks_aws.legacy.task_views import legacy_status, outcome_of, related, task_wire
-from mcp_tasks_aws.ports import Throttled
 from mcp_tasks_aws.protocol.errors import (
     InternalError,
     McpError,
@@ -53,10 +50,13 @@ from mcp_tasks_aws.protocol.jsonrpc import (
 )
 from mcp_tasks_aws.protocol.legacy import LegacySession
 from mcp_tasks_aws.protocol.transport import SseEvent
+from mcp_tasks_aws.server.legacy.questions import TASK_ROUTE, Resumable, StreamIds
+from mcp_tasks_aws.server.legacy.task_views import legacy_status, outcome_of, related, task_wire
+from mcp_tasks_aws.server.tasks import not_found
 from mcp_tasks_aws.tasks.exceptions import TaskNotFound
 from mcp_tasks_aws.tasks.model import TaskRecord
+from mcp_tasks_aws.tasks.ports import Throttled
 from mcp_tasks_aws.tasks.service import TaskService
-from mcp_tasks_aws.tasks.wire import not_found
 
 logger = logging.getLogger(__name__)
 

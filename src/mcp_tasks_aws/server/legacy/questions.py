@@ -36,7 +36,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from mcp_tasks_aws.legacy.state import CallConflict, LegacySessionStore, ParkedCall
 from mcp_tasks_aws.protocol.errors import (
     INTERNAL_ERROR,
     InternalError,
@@ -56,10 +55,11 @@ from mcp_tasks_aws.protocol.jsonrpc import (
 from mcp_tasks_aws.protocol.legacy import LegacySession, client_meta_of, legacy_result
 from mcp_tasks_aws.protocol.sealing import Sealer, Unsealable
 from mcp_tasks_aws.protocol.transport import SseEvent
+from mcp_tasks_aws.server.legacy.sessions import CallConflict, LegacySessionStore, ParkedCall
 from mcp_tasks_aws.tools.context import ELICIT, LIST_ROOTS, SAMPLE, validate_answer
 
 if TYPE_CHECKING:
-    from mcp_tasks_aws.server import Call
+    from mcp_tasks_aws.server.call import Call
 
 logger = logging.getLogger(__name__)
 

@@ -22,16 +22,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from mcp_tasks_aws.legacy.methods import LegacyMethods
-from mcp_tasks_aws.legacy.questions import (
-    INLINE_ROUTE,
-    InlineQuestions,
-    Rerun,
-    Resumable,
-    StreamIds,
-)
-from mcp_tasks_aws.legacy.state import LegacySessionStore, SessionState
-from mcp_tasks_aws.ports import Throttled
 from mcp_tasks_aws.protocol.era import LATEST_LEGACY, Era
 from mcp_tasks_aws.protocol.errors import (
     ServiceUnavailable,
@@ -46,7 +36,18 @@ from mcp_tasks_aws.protocol.jsonrpc import ClientResponse, Message, Notification
 from mcp_tasks_aws.protocol.legacy import LegacySession, SessionCodec, envelope
 from mcp_tasks_aws.protocol.sealing import Sealer, Unsealable
 from mcp_tasks_aws.protocol.transport import SESSION_HEADER, HttpRequest
-from mcp_tasks_aws.server import Call, McpServer
+from mcp_tasks_aws.server.call import Call, Served
+from mcp_tasks_aws.server.legacy.methods import LegacyMethods
+from mcp_tasks_aws.server.legacy.questions import (
+    INLINE_ROUTE,
+    InlineQuestions,
+    Rerun,
+    Resumable,
+    StreamIds,
+)
+from mcp_tasks_aws.server.legacy.sessions import LegacySessionStore, SessionState
+from mcp_tasks_aws.server.methods import McpServer
+from mcp_tasks_aws.tasks.ports import Throttled
 
 if TYPE_CHECKING:
     from mcp_tasks_aws.tasks.service import TaskService
@@ -93,15 +94,11 @@ class LegacyEndpoint:
     def knows(self, method: str) -> bool:
         return self.server.knows(method)
 
-    def post(
-        self, http: HttpRequest, message: Message
-    ) -> tuple[dict[str, Any] | Iterator[Any], list[Any], dict[str, str]] | None:
+    def post(self, http: HttpRequest, message: Message) -> Served | None:
         with _busy_answered():
             return self._post(http, message)
 
-    def _post(
-        self, http: HttpRequest, message: Message
-    ) -> tuple[dict[str, Any] | Iterator[Any], list[Any], dict[str, str]] | None:
+    def _post(self, http: HttpRequest, message: Message) -> Served | None:
         token = http.header(SESSION_HEADER)
         if isinstance(message, Request) and message.method in SESSIONLESS and token is None:
             return self._serve(message, None, http.principal)
@@ -173,16 +170,14 @@ class LegacyEndpoint:
 
     # -- serving --------------------------------------------------------------------------------
 
-    def _serve(
-        self, request: Request, resumable: Resumable | None, principal: str
-    ) -> tuple[dict[str, Any] | Iterator[Any], list[Any], dict[str, str]]:
+    def _serve(self, request: Request, resumable: Resumable | None, principal: str) -> Served:
         # Multi round-trip fields are the server's to set in this era (see legacy.questions).
         params = {
             k: v for k, v in request.params.items() if k not in ("inputResponses", "requestState")
         }
         served = Request(request.id, request.method, self._with_envelope(params, resumable))
         meta = self.server.parse_meta(served)
-        return self.server.serve_legacy(served, meta, principal, resumable)
+        return self.server.serve(served, meta, principal, era=Era.LEGACY, session=resumable)
 
     def _with_envelope(self, params: dict[str, Any], resumable: Resumable | None) -> dict[str, Any]:
         session = resumable.session if resumable is not None else None
@@ -219,7 +214,7 @@ def install_legacy(
 ) -> LegacyEndpoint:
     """Register the legacy era's methods on `server`; return the endpoint that serves them.
 
-    With `tasks`, 2025-11-25 clients get seed 000's tasks on the same records and runner
+    With `tasks`, 2025-11-25 clients get the 2025-11-25 tasks utility on the same records and runner
     (`legacy.tasks`); without, task-only tools refuse them.
     """
     sealer = Sealer(secret, "legacy-sessions")
@@ -228,7 +223,7 @@ def install_legacy(
     codec = SessionCodec(sealer, ttl_seconds=session_ttl_seconds)
     legacy_tasks = None
     if tasks is not None:
-        from mcp_tasks_aws.legacy.tasks import LegacyTasks
+        from mcp_tasks_aws.server.legacy.tasks import LegacyTasks
 
         legacy_tasks = LegacyTasks(
             server, tasks, ids, page_size=page_size, window_ms=window_ms, poll_ms=poll_ms

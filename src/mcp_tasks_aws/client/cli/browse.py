@@ -20,8 +20,8 @@ from typing import Any
 from mcp import Client
 from mcp_types import Prompt, Resource, ResourceTemplate, Tool
 
-from mcp_tasks_aws.client.display import Output
-from mcp_tasks_aws.client.forms import ArgumentError, parse_arguments
+from mcp_tasks_aws.client.cli.display import Output
+from mcp_tasks_aws.client.cli.forms import ArgumentError, parse_arguments
 
 __all__ = ["EXIT_OK", "EXIT_USAGE", "BrowseCommands", "find_tool", "list_all"]
 

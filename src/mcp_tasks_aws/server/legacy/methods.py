@@ -18,10 +18,8 @@ differences live here:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-from mcp_tasks_aws.legacy.questions import InlineQuestions, resumable_of
-from mcp_tasks_aws.legacy.state import LegacySessionStore, SessionEnded
 from mcp_tasks_aws.protocol import models as m
 from mcp_tasks_aws.protocol.era import Era, negotiate
 from mcp_tasks_aws.protocol.errors import InvalidParams, MethodNotFound, SessionNotFound
@@ -35,11 +33,14 @@ from mcp_tasks_aws.protocol.legacy import (
     session_capabilities,
 )
 from mcp_tasks_aws.protocol.transport import SESSION_HEADER
-from mcp_tasks_aws.server import Call, Handler, McpServer
+from mcp_tasks_aws.server.call import Call, Handler
+from mcp_tasks_aws.server.legacy.questions import InlineQuestions, resumable_of
+from mcp_tasks_aws.server.legacy.sessions import LegacySessionStore, SessionEnded
+from mcp_tasks_aws.server.methods import McpServer
 from mcp_tasks_aws.tools.registry import TaskPolicy
 
 if TYPE_CHECKING:
-    from mcp_tasks_aws.legacy.tasks import LegacyTasks
+    from mcp_tasks_aws.server.legacy.tasks import LegacyTasks
 
 SHAPED = (
     "prompts/list",
@@ -116,8 +117,7 @@ class LegacyMethods:
         declared = session_capabilities(params.capabilities)
         token, _ = self.codec.issue(version, declared, call.principal)
         call.response_headers[SESSION_HEADER] = token
-        discovered = self.server.discover(call, cast("m.RequestParams", None))
-        capabilities = legacy_capabilities(discovered["capabilities"])
+        capabilities = legacy_capabilities(self.server.capabilities())
         if "resources" in capabilities:
             capabilities["resources"]["subscribe"] = True
         if self.tasks is not None:

@@ -1,0 +1,125 @@
+"""One request being served, what serving it returns, and the protocols the server is extended by.
+
+`Call` is what every handler of the method table receives: the decoded request, the caller's
+principal, its validated `_meta`, the era it came in, and what to stream back beside the
+answer (notifications, response headers). `Served` is what `McpServer.serve` hands the
+transport (it is defined beside the transport, which sits below the server). The plug-in
+protocols (`TaskCreator`, `TaskBackend`, `StreamOpener`, `Session`) are how the task endpoint,
+the listener and the 2025-11-25 side join the table without the server importing them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from mcp_tasks_aws.protocol import models as m
+from mcp_tasks_aws.protocol.era import Era
+from mcp_tasks_aws.protocol.jsonrpc import Request, notification_message
+from mcp_tasks_aws.protocol.transport import Served
+from mcp_tasks_aws.tools.registry import ToolSpec
+
+__all__ = ["Call", "Handler", "Served", "Session", "StreamOpener", "TaskBackend", "TaskCreator"]
+
+LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+
+
+class Session(Protocol):
+    """A 2025-11-25 call's session context (`server.legacy.questions.Resumable`)."""
+
+    @property
+    def principal(self) -> str: ...
+
+    @property
+    def log_level(self) -> str | None: ...
+
+
+@dataclass
+class Call:
+    """One request being served: who asked, what they declared, what to stream back."""
+
+    request: Request
+    principal: str
+    meta: m.RequestMeta
+    notifications: list[dict[str, Any]] = field(default_factory=list)
+    era: Era = Era.MODERN
+    session: Session | None = None
+    """A legacy call's session context; None in 2026-07-28 (and for `initialize`)."""
+    response_headers: dict[str, str] = field(default_factory=dict)
+    """HTTP headers the answer must carry (the `Mcp-Session-Id` an `initialize` issues)."""
+    deadline: float | None = None
+    """`time.monotonic()` by which an inline run must end (from the function's time left)."""
+
+    @property
+    def capabilities(self) -> m.ClientCapabilities:
+        return self.meta.client_capabilities
+
+    def log(self, level: str, data: Any) -> None:
+        """Queue a `notifications/message` if the request asked for logs at this level."""
+        wanted = self.meta.log_level
+        if wanted not in LOG_LEVELS or level not in LOG_LEVELS:
+            return
+        if LOG_LEVELS.index(level) >= LOG_LEVELS.index(wanted):
+            self.notifications.append(
+                notification_message("notifications/message", {"level": level, "data": data})
+            )
+
+    def progress_sender(self) -> Callable[[float, float | None, str | None], None] | None:
+        """What `ctx.report(..., progress=...)` calls inline: None without a progressToken."""
+        token = self.meta.progress_token
+        if token is None:
+            return None
+        from mcp_tasks_aws.protocol.progress import ProgressThrottle  # only requests that want it
+
+        throttle = ProgressThrottle()
+
+        def send(progress: float, total: float | None, message: str | None) -> None:
+            if not throttle.admit(progress, total):
+                return
+            params: dict[str, Any] = {"progressToken": token, "progress": progress}
+            if total is not None:
+                params["total"] = total
+            if message:
+                params["message"] = message
+            self.notifications.append(notification_message("notifications/progress", params))
+
+        return send
+
+
+class TaskCreator(Protocol):
+    """Makes a call a task, and says so in its era's shape."""
+
+    def create(
+        self,
+        call: Call,
+        spec: ToolSpec,
+        params: m.CallToolParams,
+        journal: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Durably create a task for this call and start it; return the CreateTaskResult.
+
+        `journal` holds answers gathered inline before the task existed (a tool's prelude).
+        """
+        ...
+
+
+class TaskBackend(TaskCreator, Protocol):
+    """What the server needs from the durable-task domain (absent: no Tasks extension)."""
+
+    def methods(self) -> dict[str, tuple[type[m.RequestParams], Callable[[Call, Any], Any]]]:
+        """The `tasks/*` methods it serves."""
+        ...
+
+
+Handler = Callable[[Call, Any], Any]
+"""A method: returns a result object, or an iterator of whole messages (a stream)."""
+
+
+class StreamOpener(Protocol):
+    """What serves `subscriptions/listen` (see `mcp_tasks_aws.server.listen`)."""
+
+    @property
+    def lists_supported(self) -> dict[str, bool]: ...
+
+    def open(self, call: Call, params: m.ListenParams) -> Iterator[dict[str, Any]]: ...
