@@ -13,7 +13,7 @@ lists a change feed can report.
   something was delivered, or every watched task is terminal with no list watched. Full
   records are read only for the tasks that changed.
 
-`listen.py` puts this on the wire.
+`server/listen.py` puts this on the wire.
 """
 
 from __future__ import annotations
