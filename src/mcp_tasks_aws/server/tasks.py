@@ -6,8 +6,11 @@ and turns their domain values and errors into wire results through the typed mod
 `tasks.results`, serialized in one place (`results.to_wire`). Those are imported on the first
 task request, not at cold start: defining them costs milliseconds no inline request needs.
 
-Errors: unknown, foreign and expired tasks are -32602 (foreign exactly like unknown); a
-`tasks/*` request without the extension declared is -32021.
+Errors: `task_error` is the one mapping from domain failures to JSON-RPC errors, for both
+eras (the 2025-11-25 methods pass their era for its wording): unknown, foreign and expired
+tasks are -32602 (foreign exactly like unknown), a backend still throttling is 503 with
+Retry-After, an answer of the wrong shape is -32602 naming the key. A `tasks/*` request without
+the extension declared is -32021.
 """
 
 from __future__ import annotations
@@ -15,13 +18,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from mcp_tasks_aws.protocol import models as m
+from mcp_tasks_aws.protocol.era import Era
 from mcp_tasks_aws.protocol.errors import (
     INTERNAL_ERROR,
     InternalError,
     InvalidParams,
+    McpError,
     MissingClientCapability,
     ServiceUnavailable,
 )
@@ -79,12 +84,6 @@ def detailed_task(view: TaskView) -> dict[str, Any]:
     return to_wire(DetailedTask(**detailed_fields(view)))
 
 
-def not_found(exc: TaskNotFound) -> InvalidParams:
-    if exc.expired:
-        return InvalidParams("Failed to retrieve task: Task has expired")
-    return InvalidParams("Failed to retrieve task: Task not found")
-
-
 def require_opt_in(call: Call) -> None:
     if not call.capabilities.tasks:
         raise MissingClientCapability({"extensions": {TASKS_EXTENSION: {}}})
@@ -134,18 +133,8 @@ class TasksEndpoint:
             raise InvalidParams(f"At most {MAX_RESPONSE_KEYS} input responses per update")
         if len(json.dumps(responses)) > MAX_RESPONSES_BYTES:
             raise InvalidParams("Input responses are too large")
-        try:
-            with answered_as_errors():
-                self.service.update(call.principal, params.task_id, responses)
-        except TaskAnswerInvalid as exc:
-            raise InvalidParams(
-                f"Input response {exc.key!r} does not answer its request: "
-                f"expected the result of {exc.method}; nothing was recorded"
-            ) from exc
-        except TaskTooLarge as exc:
-            raise InvalidParams(
-                "These input responses do not fit with the task: send smaller answers"
-            ) from exc
+        with answered_as_errors():
+            self.service.update(call.principal, params.task_id, responses)
         return _acknowledged()
 
     def cancel(self, call: Call, params: m.TaskParams) -> dict[str, Any]:
@@ -161,19 +150,81 @@ def _acknowledged() -> dict[str, Any]:
     return dict(ACKNOWLEDGED)
 
 
+class Wording(NamedTuple):
+    """What differs between the eras' messages for the same domain error."""
+
+    answer_invalid: str
+    """A `tasks/update` (or 2025-11-25 answer) of the wrong shape; formatted with key, method."""
+    answers_too_large: str
+    """Answers the task record has no room left for."""
+
+
+WORDING: Final = {
+    Era.MODERN: Wording(
+        answer_invalid="Input response {key!r} does not answer its request: expected the "
+        "result of {method}; nothing was recorded",
+        answers_too_large="These input responses do not fit with the task: send smaller answers",
+    ),
+    Era.LEGACY: Wording(
+        answer_invalid="The answer does not fit its request: expected the result of {method}",
+        answers_too_large="The answer does not fit with the task: send a smaller one",
+    ),
+}
+
+
+def _not_found(exc: TaskNotFound, words: Wording) -> McpError:
+    # Unknown, expired and foreign tasks answer alike (a foreign task is never confirmed).
+    if exc.expired:
+        return InvalidParams("Failed to retrieve task: Task has expired")
+    return InvalidParams("Failed to retrieve task: Task not found")
+
+
+def _not_started(exc: TaskNotStarted, words: Wording) -> McpError:
+    if isinstance(exc.__cause__, Throttled):  # the start was throttled: busy, try again
+        return ServiceUnavailable(exc.__cause__.retry_after_s)
+    return InternalError("The task could not be started")
+
+
+_ERRORS: Final[tuple[tuple[type[Exception], Callable[[Any, Wording], McpError]], ...]] = (
+    (TaskNotFound, _not_found),
+    (Throttled, lambda exc, words: ServiceUnavailable(exc.retry_after_s)),
+    (TaskNotStarted, _not_started),
+    (
+        TaskAnswerInvalid,
+        lambda exc, words: InvalidParams(
+            words.answer_invalid.format(key=exc.key, method=exc.method)
+        ),
+    ),
+    (TaskTooLarge, lambda exc, words: InvalidParams(words.answers_too_large)),
+    (
+        TaskArgumentsTooLarge,
+        lambda exc, words: InvalidParams("Arguments are too large to run as a task"),
+    ),
+    (TaskAlreadyExists, lambda exc, words: InternalError("Could not create the task")),
+)
+"""The one mapping from task-domain failures to JSON-RPC errors, for both eras."""
+
+
+def task_error(exc: Exception, era: Era = Era.MODERN) -> McpError | None:
+    """The JSON-RPC error a task-domain failure answers in `era` (None: not a domain error)."""
+    for kind, build in _ERRORS:
+        if isinstance(exc, kind):
+            return build(exc, WORDING[era])
+    return None
+
+
 @contextmanager
-def answered_as_errors() -> Iterator[None]:
-    """The errors every method answers alike: not found (-32602) and busy (503)."""
+def answered_as_errors(era: Era = Era.MODERN) -> Iterator[None]:
+    """Domain failures raised inside answer as their JSON-RPC errors (`task_error`)."""
     try:
         yield
-    except TaskNotFound as exc:
-        raise not_found(exc) from exc
-    except Throttled as exc:
-        raise ServiceUnavailable(exc.retry_after_s) from exc
-    except TaskNotStarted as exc:
-        if isinstance(exc.__cause__, Throttled):
-            raise ServiceUnavailable(exc.__cause__.retry_after_s) from exc
+    except McpError:
         raise
+    except Exception as exc:
+        error = task_error(exc, era)
+        if error is None:
+            raise
+        raise error from exc
 
 
 def create_task(
@@ -190,14 +241,7 @@ def create_task(
     `ttl_ms` is a 2025-11-25 client's asked retention (None: the server's default).
     """
     capabilities = call.capabilities.model_dump(mode="json", exclude_none=True)
-    try:
-        with answered_as_errors():
-            return service.create(
-                call.principal, spec, params.arguments or {}, capabilities, journal, ttl_ms=ttl_ms
-            )
-    except TaskArgumentsTooLarge as exc:
-        raise InvalidParams("Arguments are too large to run as a task") from exc
-    except TaskAlreadyExists as exc:
-        raise InternalError("Could not create the task") from exc
-    except TaskNotStarted as exc:
-        raise InternalError("The task could not be started") from exc
+    with answered_as_errors(call.era):
+        return service.create(
+            call.principal, spec, params.arguments or {}, capabilities, journal, ttl_ms=ttl_ms
+        )

@@ -19,12 +19,10 @@ table, at the (legacy, method) entries `legacy.methods` registers.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from mcp_tasks_aws.protocol.era import LATEST_LEGACY, Era
 from mcp_tasks_aws.protocol.errors import (
-    ServiceUnavailable,
     SessionNotAllowed,
     SessionNotFound,
     SessionRequired,
@@ -47,7 +45,7 @@ from mcp_tasks_aws.server.legacy.questions import (
 )
 from mcp_tasks_aws.server.legacy.sessions import LegacySessionStore, SessionState
 from mcp_tasks_aws.server.methods import McpServer
-from mcp_tasks_aws.tasks.ports import Throttled
+from mcp_tasks_aws.server.tasks import answered_as_errors
 
 if TYPE_CHECKING:
     from mcp_tasks_aws.tasks.service import TaskService
@@ -59,16 +57,6 @@ AnswerRoute = Callable[[Resumable, dict[str, Any], ClientResponse], None]
 """Takes a client's response to a request sent on a route: (session, id payload, response)."""
 Resumer = Callable[[Resumable, dict[str, Any], Rerun], Iterator[Any]]
 """Continues a stream of a route from its event id payload (checks eagerly, then streams)."""
-
-
-@contextmanager
-def _busy_answered() -> Iterator[None]:
-    """A session read or write the table still throttles is "busy, retry later" (503 with
-    `Retry-After`), as a task method's is, not an internal error."""
-    try:
-        yield
-    except Throttled as exc:
-        raise ServiceUnavailable(exc.retry_after_s) from exc
 
 
 class LegacyEndpoint:
@@ -95,7 +83,7 @@ class LegacyEndpoint:
         return self.server.knows(method)
 
     def post(self, http: HttpRequest, message: Message) -> Served | None:
-        with _busy_answered():
+        with answered_as_errors(Era.LEGACY):  # a throttled session table: 503, Retry-After
             return self._post(http, message)
 
     def _post(self, http: HttpRequest, message: Message) -> Served | None:
@@ -119,7 +107,7 @@ class LegacyEndpoint:
         return self._serve(message, resumable, http.principal)
 
     def resume(self, http: HttpRequest, last_event_id: str) -> Iterator[Any]:
-        with _busy_answered():
+        with answered_as_errors(Era.LEGACY):  # a throttled session table: 503, Retry-After
             session, state = self.session(http)
         try:
             route, payload = self.ids.open_event_id(session, last_event_id)
@@ -132,7 +120,7 @@ class LegacyEndpoint:
         return resumer(resumable, payload, self._rerun(http.principal))
 
     def end(self, http: HttpRequest) -> None:
-        with _busy_answered():
+        with answered_as_errors(Era.LEGACY):  # a throttled session table: 503, Retry-After
             session, _ = self.session(http)
             ended = self.sessions.end(session.sid, session.expires_at)
         if not ended:

@@ -34,10 +34,10 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, Final, NamedTuple
 
+from mcp_tasks_aws.protocol.era import Era
 from mcp_tasks_aws.protocol.errors import (
     InternalError,
     McpError,
-    ServiceUnavailable,
     StreamNotFound,
     to_error_object,
 )
@@ -52,10 +52,9 @@ from mcp_tasks_aws.protocol.legacy import LegacySession
 from mcp_tasks_aws.protocol.transport import SseEvent
 from mcp_tasks_aws.server.legacy.questions import TASK_ROUTE, Resumable, StreamIds
 from mcp_tasks_aws.server.legacy.task_views import legacy_status, outcome_of, related, task_wire
-from mcp_tasks_aws.server.tasks import not_found
+from mcp_tasks_aws.server.tasks import task_error
 from mcp_tasks_aws.tasks.exceptions import TaskNotFound
 from mcp_tasks_aws.tasks.model import TaskRecord
-from mcp_tasks_aws.tasks.ports import Throttled
 from mcp_tasks_aws.tasks.service import TaskService
 
 logger = logging.getLogger(__name__)
@@ -233,13 +232,10 @@ class TaskResults:
         """A failure mid-stream answers the `tasks/result` request (its id), then ends it."""
         try:
             yield from stream
-        except TaskNotFound as exc:
-            error, _ = to_error_object(not_found(exc))
-            yield error_message(position.request_id, error)
-        except Throttled as exc:
-            error, _ = to_error_object(ServiceUnavailable(exc.retry_after_s))
-            yield error_message(position.request_id, error)
-        except Exception:
-            logger.exception("tasks/result stream of task %s failed", position.task_id)
-            error, _ = to_error_object(InternalError("Internal error"))
+        except Exception as exc:
+            answer = task_error(exc, Era.LEGACY)
+            if answer is None:
+                logger.exception("tasks/result stream of task %s failed", position.task_id)
+                answer = InternalError("Internal error")
+            error, _ = to_error_object(answer)
             yield error_message(position.request_id, error)

@@ -56,9 +56,7 @@ from mcp_tasks_aws.server.legacy.questions import (
 from mcp_tasks_aws.server.methods import McpServer
 from mcp_tasks_aws.server.tasks import MAX_RESPONSES_BYTES, answered_as_errors, create_task
 from mcp_tasks_aws.tasks.exceptions import (
-    TaskAnswerInvalid,
     TaskNotFound,
-    TaskTooLarge,
 )
 from mcp_tasks_aws.tasks.service import TaskService
 from mcp_tasks_aws.tools.registry import TaskPolicy, ToolSpec
@@ -177,7 +175,7 @@ class LegacyTasks:
     def get(self, call: Call, params: m.TaskParams) -> dict[str, Any]:
         from mcp_tasks_aws.server.legacy.task_views import task_wire
 
-        with answered_as_errors():
+        with answered_as_errors(Era.LEGACY):
             return task_wire(self.service.load(call.principal, params.task_id))
 
     def list(self, call: Call, params: m.PaginatedParams) -> dict[str, Any]:
@@ -185,7 +183,7 @@ class LegacyTasks:
 
         resumable = resumable_of(call)
         after = None if params.cursor is None else self._open_cursor(resumable, params.cursor)
-        with answered_as_errors():
+        with answered_as_errors(Era.LEGACY):
             try:
                 page = self.service.list(call.principal, limit=self.page_size, after=after)
             except ValueError as exc:  # a position the store does not recognise
@@ -196,7 +194,7 @@ class LegacyTasks:
     def cancel(self, call: Call, params: m.TaskParams) -> dict[str, Any]:
         from mcp_tasks_aws.server.legacy.task_views import cancel_refusal, task_wire
 
-        with answered_as_errors():
+        with answered_as_errors(Era.LEGACY):
             record, changed = self.service.cancel(call.principal, params.task_id)
         if not changed:
             # The cancel move was refused, so the task is terminal (2025-11-25: -32602).
@@ -204,7 +202,7 @@ class LegacyTasks:
         return task_wire(record)
 
     def result(self, call: Call, params: m.TaskParams) -> dict[str, Any] | Iterator[Any]:
-        with answered_as_errors():
+        with answered_as_errors(Era.LEGACY):
             return self.results.serve(resumable_of(call), call.request.id, params.task_id)
 
     # -- the stream's routes ----------------------------------------------------------------
@@ -221,26 +219,17 @@ class LegacyTasks:
         if not (isinstance(task_id, str) and isinstance(key, str) and method in ANSWERABLE):
             raise UnknownResponse("Unknown response id")
         owner = resumable.principal
-        try:
-            with answered_as_errors():
-                try:
-                    if response.error is not None:
-                        failure = client_failure(str(method), response.error)
-                        self.service.refuse(owner, task_id, key, str(method), failure)
-                        return
-                    if len(json.dumps(response.result)) > MAX_RESPONSES_BYTES:
-                        raise InvalidParams("The answer is too large")
-                    self.service.update(owner, task_id, {key: response.result})
-                except TaskNotFound as exc:  # expired (or gone) since the request was sent
-                    raise UnknownResponse("Unknown response: its task is gone") from exc
-        except TaskAnswerInvalid as exc:
-            raise InvalidParams(
-                f"The answer does not fit its request: expected the result of {exc.method}"
-            ) from exc
-        except TaskTooLarge as exc:
-            raise InvalidParams(
-                "The answer does not fit with the task: send a smaller one"
-            ) from exc
+        with answered_as_errors(Era.LEGACY):
+            try:
+                if response.error is not None:
+                    failure = client_failure(str(method), response.error)
+                    self.service.refuse(owner, task_id, key, str(method), failure)
+                    return
+                if len(json.dumps(response.result)) > MAX_RESPONSES_BYTES:
+                    raise InvalidParams("The answer is too large")
+                self.service.update(owner, task_id, {key: response.result})
+            except TaskNotFound as exc:  # expired (or gone) since the request was sent
+                raise UnknownResponse("Unknown response: its task is gone") from exc
 
     # -- cursors ----------------------------------------------------------------------------
 
