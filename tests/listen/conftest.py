@@ -121,6 +121,8 @@ class Listened:
     timed: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
     body: Any = None  # the JSON body of a non-SSE answer (an error)
     ended_at: float = 0.0
+    closed_by_client: bool = False
+    """The client stopped reading (`listen(until=...)`): the stream has no response yet."""
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -142,8 +144,10 @@ class Listened:
 
     @property
     def notifications(self) -> list[dict[str, Any]]:
-        """What came between the snapshot and the response: the changes."""
-        return self.messages[1 + len(self.snapshot) : -1]
+        """What came between the snapshot and the response (or the client's close): the
+        changes."""
+        end = None if self.closed_by_client else -1
+        return self.messages[1 + len(self.snapshot) : end]
 
     def of(self, method: str) -> list[dict[str, Any]]:
         return [m for m in self.notifications if m.get("method") == method]
@@ -162,12 +166,14 @@ class Listened:
         assert len(messages) >= 2, messages
         assert messages[0].get("method") == ACKNOWLEDGED, messages[0]
         assert "id" not in messages[0]
-        last = messages[-1]
-        assert last.get("id") == self.rid, last
-        assert "method" not in last, last
-        assert "error" not in last, last
-        assert last["result"] == {"resultType": "complete", "_meta": {SUBSCRIPTION_ID: self.rid}}
-        for message in messages[:-1]:
+        if not self.closed_by_client:
+            last = messages[-1]
+            assert last.get("id") == self.rid, last
+            assert "method" not in last, last
+            assert "error" not in last, last
+            expected = {"resultType": "complete", "_meta": {SUBSCRIPTION_ID: self.rid}}
+            assert last["result"] == expected
+        for message in messages if self.closed_by_client else messages[:-1]:
             assert message.get("jsonrpc") == "2.0", message
             assert "id" not in message, f"only the last message may be a response: {message}"
             assert message.get("method") not in FORBIDDEN, message
@@ -225,8 +231,10 @@ def listen(
     meta_extra: dict[str, Any] | None = None,
     deadline_s: float = 15.0,
     on_message: Callable[[dict[str, Any]], None] | None = None,
+    until: Callable[[dict[str, Any]], bool] | None = None,
 ) -> Listened:
-    """POST a listen over HTTP on 127.0.0.1 and read its SSE stream to the end."""
+    """POST a listen over HTTP on 127.0.0.1 and read its SSE stream to the end, or until a
+    message satisfies `until` (then the client closes it, as a client cancels a listen)."""
     body = listen_body(notifications, rid, capabilities, meta_extra)
     connection = http.client.HTTPConnection(stack.host, stack.port, timeout=deadline_s)
     started = time.monotonic()
@@ -253,6 +261,9 @@ def listen(
                 result.timed.append((time.monotonic() - started, message))
                 if on_message is not None:
                     on_message(message)
+                if until is not None and until(message):
+                    result.closed_by_client = True
+                    break
         result.ended_at = time.monotonic() - started
         return result
     finally:
@@ -310,6 +321,28 @@ class Background:
             raise self.error
         assert self.result is not None
         return self.result
+
+
+def task_note(*statuses: str) -> Callable[[dict[str, Any]], bool]:
+    """`listen(until=...)`: a change (not the snapshot) showing one of `statuses`, or any task
+    change when none is given."""
+    seen: list[dict[str, Any]] = []
+
+    def ends(message: dict[str, Any]) -> bool:
+        if message.get("method") != TASK_NOTIFICATION:
+            return False
+        seen.append(message)
+        # The first task notification of a single-task listen is its snapshot.
+        if len(seen) == 1:
+            return False
+        return not statuses or message["params"]["status"] in statuses
+
+    return ends
+
+
+def method_note(method: str) -> Callable[[dict[str, Any]], bool]:
+    """`listen(until=...)`: the first notification of `method`."""
+    return lambda message: message.get("method") == method
 
 
 def as_get(notification: dict[str, Any]) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from listen.conftest import (
     assert_valid,
     jwt,
     listen,
+    task_note,
 )
 from mcp_tasks_aws.local.stack import EmbeddedStack
 from mcp_tasks_aws.protocol.transport import HttpResponse
@@ -59,6 +60,8 @@ def test_ack_is_first_and_lists_every_honoured_filter(
             "resourcesListChanged": True,
         },
         rid=rid,
+        # Watching lists keeps the stream open to its time limit: the client closes it.
+        until=task_note("completed"),
     )
     listened.check()
     ack = listened.ack
@@ -71,8 +74,9 @@ def test_ack_is_first_and_lists_every_honoured_filter(
     assert ack["params"]["_meta"] == {SUBSCRIPTION_ID: rid}
     # The id is echoed with its type (a string stays a string, a number a number).
     assert type(ack["params"]["_meta"][SUBSCRIPTION_ID]) is type(rid)
-    # The task completes within the window: its notification closes it.
-    assert [n["method"] for n in listened.notifications] == [TASK_NOTIFICATION]
+    # The task completes within the window and is notified on the open stream.
+    assert {n["method"] for n in listened.notifications} == {TASK_NOTIFICATION}
+    assert listened.notifications[-1]["params"]["status"] == "completed"
 
 
 def test_ack_leaves_out_what_was_not_asked(

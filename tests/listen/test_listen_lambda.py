@@ -104,3 +104,34 @@ def test_the_lambda_answer_to_a_terminal_task_is_ack_and_response(
     assert messages[1]["params"]["status"] == "completed"
     assert messages[2]["id"] == rid
     assert took < 1.5, took
+
+
+def test_a_buffered_window_does_not_end_on_progress_only_on_a_status_change(
+    stack: EmbeddedStack, tasks: TaskClient, new_id: NewId
+) -> None:
+    # Given a 2-second task that reports progress every second while it works
+    task_id = tasks.create("slow_compute", {"seconds": 2, "label": "buffered-progress"})
+    # When API Gateway's buffered window is read (it arrives whole, once it ends)
+    answer, _ = invoke(stack, listen_body({"taskIds": [task_id]}, new_id()))
+    messages = sse_messages(answer["body"])
+    changes = [m["params"] for m in messages[2:-1]]
+    # Then a progress write did not end it: the window held on to the completion
+    assert changes, messages
+    assert changes[-1]["status"] == "completed"
+    assert all(c["status"] == "working" for c in changes[:-1]), changes
+    assert "result" in messages[-1]
+
+
+def test_a_buffered_window_ends_when_the_task_asks(
+    stack: EmbeddedStack, tasks: TaskClient, paced: PacedDispatch, new_id: NewId
+) -> None:
+    # Given a task whose leg starts late and then asks a question (it waits for the answer)
+    paced.leg_delay["confirm_delete"] = 0.6
+    task_id = tasks.create("confirm_delete", {"filename": "buffered.txt"})
+    # When the buffered window is read
+    answer, took = invoke(stack, listen_body({"taskIds": [task_id]}, new_id()))
+    messages = sse_messages(answer["body"])
+    # Then it ended on the new status, well before its time limit: the client must answer
+    assert [m["params"]["status"] for m in messages[1:-1]] == ["working", "input_required"]
+    assert took < 10, took
+    tasks.cancel(task_id)

@@ -8,6 +8,7 @@ because something was delivered or every listed task is terminal.
 from __future__ import annotations
 
 import secrets
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,8 @@ from listen.conftest import (
     as_get,
     listen,
     listen_until_terminal,
+    method_note,
+    task_note,
     without_result_type,
 )
 from mcp_tasks_aws.local.stack import EmbeddedStack
@@ -76,8 +79,8 @@ def test_a_new_status_message_is_a_change(
     # Given a task that reports progress (its statusMessage) every second while it works
     task_id = tasks.create("slow_compute", {"seconds": 4, "label": "progress"})
     reported = wait_until(lambda: tasks.get(task_id).get("statusMessage"), timeout=5)
-    # When a listen opens
-    listened = listen(stack, {"taskIds": [task_id]}, rid=new_id())
+    # When a listen opens (and the client closes it at the first change)
+    listened = listen(stack, {"taskIds": [task_id]}, rid=new_id(), until=task_note())
     listened.check()
     # Then the next report is sent although the status stays working: tasks/get shows it
     [note] = listened.notifications
@@ -140,7 +143,8 @@ def test_reconnect_input_required_then_answer_then_completed(
     paced.leg_delay["confirm_delete"] = 0.8
     task_id = tasks.create("confirm_delete", {"filename": "notes.txt"})
 
-    first = listen(stack, {"taskIds": [task_id]}, rid=new_id())
+    # The stream stays open while the task waits: the client closes it once it has the question.
+    first = listen(stack, {"taskIds": [task_id]}, rid=new_id(), until=task_note("input_required"))
     asked = tasks.get(task_id)
     first.check()
     [note] = first.notifications
@@ -149,7 +153,7 @@ def test_reconnect_input_required_then_answer_then_completed(
     assert as_get(note) == without_result_type(asked)
     [(key, request)] = note["params"]["inputRequests"].items()
     assert request["method"] == "elicitation/create"
-    assert first.ended_at < WINDOW_S / 4, "delivery must close the window early"
+    assert first.ended_at < WINDOW_S / 4, "the question must arrive at once"
 
     answer = {key: {"action": "accept", "content": {"confirm": True}}}
     assert "error" not in tasks.update(task_id, answer)
@@ -162,6 +166,59 @@ def test_reconnect_input_required_then_answer_then_completed(
     assert final["params"]["status"] == "completed"
     assert final["params"]["result"]["content"][0]["text"] == "Deleted notes.txt."
     assert as_get(final) == without_result_type(done)
+
+
+def test_a_stream_stays_open_from_progress_to_completion(
+    stack: EmbeddedStack, tasks: TaskClient, new_id: NewId
+) -> None:
+    # Given a 2-second task that reports "0/2" and "1/2" on its way
+    task_id = tasks.create("slow_compute", {"seconds": 2, "label": "open"})
+    # When one listen follows it on a transport that streams (what a client that never
+    # listens again after a close, such as the official TypeScript client, depends on)
+    listened = listen(stack, {"taskIds": [task_id]}, rid=new_id())
+    listened.check()
+    # Then that one stream carries every change up to completed, then closes by itself
+    statuses = [n["params"]["status"] for n in [*listened.snapshot, *listened.notifications]]
+    assert statuses[-1] == "completed", statuses
+    assert statuses.count("working") >= 2, statuses
+    assert not listened.closed_by_client
+
+
+def test_a_stream_carries_the_question_and_then_the_result(
+    stack: EmbeddedStack, tasks: TaskClient, paced: PacedDispatch, new_id: NewId
+) -> None:
+    # Given a listen open on a task that will ask a question
+    paced.leg_delay["confirm_delete"] = 0.5
+    task_id = tasks.create("confirm_delete", {"filename": "open.txt"})
+    asked = threading.Event()
+    keys: list[str] = []
+
+    def answer_when_asked(message: dict[str, Any]) -> None:
+        params = message.get("params") or {}
+        if params.get("status") == "input_required" and not asked.is_set():
+            keys.extend(params["inputRequests"])
+            asked.set()
+
+    results: list[Any] = []
+    listener = threading.Thread(
+        target=lambda: results.append(
+            listen(stack, {"taskIds": [task_id]}, rid=new_id(), on_message=answer_when_asked)
+        ),
+        daemon=True,
+    )
+    listener.start()
+    # When the client answers while the stream is still open
+    assert asked.wait(10), "the question never came"
+    [key] = keys
+    answer = {key: {"action": "accept", "content": {"confirm": True}}}
+    assert "error" not in tasks.update(task_id, answer)
+    listener.join(15)
+    # Then the same stream brings the result
+    [listened] = results
+    listened.check()
+    statuses = [n["params"]["status"] for n in listened.notifications]
+    assert "input_required" in statuses
+    assert statuses[-1] == "completed", statuses
 
 
 @pytest.mark.parametrize("ending", ["completed", "cancelled"])
@@ -186,11 +243,19 @@ def test_list_changed_reaches_only_the_matching_filter(
     stack: EmbeddedStack, tasks: TaskClient, new_id: NewId
 ) -> None:
     tools_rid, prompts_rid, plain_rid = new_id(), new_id(), new_id()
-    tools = Background(stack, {"toolsListChanged": True}, rid=tools_rid)
-    prompts = Background(stack, {"promptsListChanged": True}, rid=prompts_rid)
+    # A list watch stays open to its time limit: each client closes once it heard a change.
+    heard = method_note(TOOLS_CHANGED)
+    tools = Background(stack, {"toolsListChanged": True}, rid=tools_rid, until=heard)
+    prompts = Background(
+        stack, {"promptsListChanged": True}, rid=prompts_rid, until=method_note(PROMPTS_CHANGED)
+    )
     # list-changed needs no Tasks opt-in.
     plain = Background(
-        stack, {"toolsListChanged": True}, rid=plain_rid, capabilities=NO_TASKS_CAPABILITIES
+        stack,
+        {"toolsListChanged": True},
+        rid=plain_rid,
+        capabilities=NO_TASKS_CAPABILITIES,
+        until=heard,
     )
     for listener in (tools, prompts, plain):
         listener.wait_ack()
@@ -227,7 +292,9 @@ def test_a_list_change_is_not_sent_to_a_task_only_listen(
     assert tasks.result("tools/call", {"name": "test_trigger_tool_change", "arguments": {}})
     listened = background.join()
     listened.check()
-    assert [n["method"] for n in listened.notifications] == [TASK_NOTIFICATION]
+    # Every change of the task up to its end (progress, then completed), and nothing else.
+    assert {n["method"] for n in listened.notifications} == {TASK_NOTIFICATION}
+    assert listened.notifications[-1]["params"]["status"] == "completed"
 
 
 def test_the_ack_is_streamed_before_the_window_ends(

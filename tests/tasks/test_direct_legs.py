@@ -7,7 +7,7 @@ import pytest
 
 from mcp_tasks_aws.tasks import transitions as t
 from mcp_tasks_aws.tasks.exceptions import TaskNotStarted
-from mcp_tasks_aws.tasks.watch import TaskChanged, Watch
+from mcp_tasks_aws.tasks.watch import PollWindow, TaskChanged, Watch
 from mcp_tasks_aws.tasks.worker import settle_lost_direct_leg, settle_lost_execution
 from tasks.domain import ALICE, Domain, accept, side_effects
 
@@ -226,13 +226,10 @@ def test_a_listen_window_hears_the_direct_leg_report_but_not_its_claim() -> None
         owner=ALICE,
         task_ids=[task_id],
         lists=[],
-        window_ms=10_000,
-        poll_ms=100,
-        clock=lambda: 0.0,
-        sleep=sleep,
+        window=PollWindow(10_000, 100, clock=lambda: 0.0, sleep=sleep),
     )
     # When it polls, Then the claim goes unreported and the report is the first change it sends
-    (change,) = list(watch.changes())
+    change = next(watch.changes())
     assert steps == ["claim", "report"]
     assert isinstance(change, TaskChanged)
     assert change.view.record.status_message == "halfway"

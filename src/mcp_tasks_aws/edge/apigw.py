@@ -133,6 +133,8 @@ def request_from_event(event: dict[str, Any], lambda_context: Any = None) -> Htt
         body=body,
         principal=principal_of(event),
         deadline=deadline,
+        # An invoker that streams offers a sink on the context (see ResponseStream).
+        streaming=getattr(lambda_context, "response_stream", None) is not None,
     )
 
 

@@ -79,6 +79,9 @@ class HttpRequest:
     principal: str = "anonymous"
     deadline: float | None = None
     """`time.monotonic()` by which the answer must be on its way (None: no limit)."""
+    streaming: bool = False
+    """Whether a streamed answer reaches the client as it is made (the embedded stack, a
+    streaming front door) rather than whole once it ends (API Gateway in front of Lambda)."""
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
@@ -132,7 +135,13 @@ class RpcServer(Protocol):
         ...
 
     def serve(
-        self, request: Request, meta: Any, principal: str, *, deadline: float | None = None
+        self,
+        request: Request,
+        meta: Any,
+        principal: str,
+        *,
+        deadline: float | None = None,
+        streaming: bool = False,
     ) -> Served:
         """Answer a 2026-07-28 request. Errors are raised as McpError; the transport answers
         them."""
@@ -333,7 +342,9 @@ class HttpTransport:
                 raise UnsupportedProtocolVersion(
                     version[:_LOGGED_ID_CHARS], self.supported_versions
                 )
-            served = self.server.serve(message, meta, http.principal, deadline=http.deadline)
+            served = self.server.serve(
+                message, meta, http.principal, deadline=http.deadline, streaming=http.streaming
+            )
         except McpError as exc:
             return _error(exc.http_status, exc, message.id)
         except Exception:

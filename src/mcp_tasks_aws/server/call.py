@@ -50,6 +50,8 @@ class Call:
     """HTTP headers the answer must carry (the `Mcp-Session-Id` an `initialize` issues)."""
     deadline: float | None = None
     """`time.monotonic()` by which an inline run must end (from the function's time left)."""
+    streaming: bool = False
+    """Whether a streamed answer reaches the client as it is made (else whole, at its end)."""
 
     @property
     def capabilities(self) -> m.ClientCapabilities:

@@ -31,7 +31,7 @@ from mcp_tasks_aws.server.call import Call
 from mcp_tasks_aws.server.tasks import detailed_task
 from mcp_tasks_aws.tasks.ports import ChangeFeed
 from mcp_tasks_aws.tasks.service import TaskService
-from mcp_tasks_aws.tasks.watch import ListChanged, TaskChanged, Watch
+from mcp_tasks_aws.tasks.watch import ListChanged, PollWindow, TaskChanged, Watch
 
 MAX_TASK_IDS: Final = 100
 _LIST_NOTIFICATIONS: Final = {
@@ -92,10 +92,8 @@ class Listener:
             owner=call.principal,
             task_ids=task_ids,
             lists=lists,
-            window_ms=self.window_ms,
-            poll_ms=self.poll_ms,
-            clock=self.clock,
-            sleep=self.sleep,
+            window=PollWindow(self.window_ms, self.poll_ms, self.clock, self.sleep),
+            keep_open=call.streaming,
         )
         return self._stream(call, wanted, watch)
 

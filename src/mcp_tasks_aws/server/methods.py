@@ -124,13 +124,22 @@ class McpServer:
         era: Era = Era.MODERN,
         session: Session | None = None,
         deadline: float | None = None,
+        streaming: bool = False,
     ) -> Served:
         """Transport entry point, both eras: the message or stream, notifications, headers.
 
         Errors raise McpError. A stream (subscriptions/listen, a 2025-11-25 call that asks)
         yields whole messages, the last one being the response; its notifications travel in it.
         """
-        call = Call(request, principal, meta, era=era, session=session, deadline=deadline)
+        call = Call(
+            request,
+            principal,
+            meta,
+            era=era,
+            session=session,
+            deadline=deadline,
+            streaming=streaming,
+        )
         result = self.handle(call)
         if isinstance(result, dict):
             message = result_message(request.id, result)

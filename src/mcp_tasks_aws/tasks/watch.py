@@ -9,23 +9,55 @@ lists a change feed can report.
 - :meth:`Watch.changes` then polls every `poll_ms` (one projected batch read of the watched
   tasks' heads, one read of the list versions) and yields a :class:`TaskChanged` for any write
   to a watched task (its version moved: a new status, a new statusMessage, a new round of input
-  under the same status) and a :class:`ListChanged` per changed list, until the window ends,
-  something was delivered, or every watched task is terminal with no list watched. Full
-  records are read only for the tasks that changed.
+  under the same status) and a :class:`ListChanged` per changed list. Full records are read
+  only for the tasks that changed.
 
-`server/listen.py` puts this on the wire.
+When a window ends: always at its time limit, or once every watched task is terminal with no
+list watched (nothing more can happen). Beyond that it depends on delivery:
+- `keep_open` (the answer streams to the client as it is made): never because of what was
+  sent. The Tasks extension keeps a listen open until the client cancels it, and the official
+  TypeScript client does not listen again after the server closes the stream.
+- buffered (API Gateway delivers the window whole, once it ends): once a change the client must
+  see promptly was sent: a new status, a new round of input, a list change. A progress write
+  (statusMessage only) is sent but does not end the window: it can wait for the next event.
+
+:class:`PollWindow` is the timing every long answer that waits for a change shares (this
+watch, a 2025-11-25 `tasks/result` window, a resumed 2025-11-25 inline stream): sleep a poll
+step, look, until the window's time is up. `server/listen.py` puts a watch on the wire.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from mcp_tasks_aws.protocol.names import TERMINAL_STATUSES
 from mcp_tasks_aws.tasks.model import TaskRecord
 from mcp_tasks_aws.tasks.ports import ChangeFeed
 from mcp_tasks_aws.tasks.service import TaskService, TaskView
+
+
+@dataclass(frozen=True)
+class PollWindow:
+    """A bounded stretch of polling: `window_ms` long, looking every `poll_ms`."""
+
+    window_ms: int
+    poll_ms: int
+    clock: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+
+    def polls(self) -> Iterator[None]:
+        """Yield once per poll step, each after its sleep, until the window's time is up.
+
+        The caller looks once per step and stops iterating when it has what it waits for; the
+        last step is cut short so the window never overruns.
+        """
+        deadline = self.clock() + self.window_ms / 1000
+        while (remaining := deadline - self.clock()) > 0:
+            self.sleep(min(self.poll_ms / 1000, remaining))
+            yield
 
 
 class TaskChanged(NamedTuple):
@@ -54,23 +86,20 @@ class Watch:
         owner: str,
         task_ids: list[str],
         lists: list[str],
-        window_ms: int,
-        poll_ms: int,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
+        window: PollWindow,
+        keep_open: bool = False,
     ) -> None:
         self._tasks = tasks
         self._feed = feed
         self._owner = owner
         self.lists = lists if feed is not None else []
-        self._window_ms = window_ms
-        self._poll_ms = poll_ms
-        self._clock = clock
-        self._sleep = sleep
+        self._window = window
+        self._keep_open = keep_open
         self._opened: dict[str, TaskRecord] = {}
         if task_ids and tasks is not None:
             self._opened = tasks.live(owner, task_ids)
         self._watched = {task_id: r.head() for task_id, r in self._opened.items()}
+        self._shown = {task_id: _prompting(r) for task_id, r in self._opened.items()}
         self._versions = feed.versions() if self.lists and feed is not None else {}
 
     @property
@@ -87,22 +116,24 @@ class Watch:
             for record in self._opened.values():
                 yield TaskChanged(self._tasks.view(record))
 
+    def _open(self) -> bool:
+        return bool(self.lists) or not self._all_terminal()
+
     def changes(self) -> Iterator[Change]:
-        deadline = self._clock() + self._window_ms / 1000
-        while self.lists or not self._all_terminal():
-            remaining = deadline - self._clock()
-            if remaining <= 0:
-                return
-            self._sleep(min(self._poll_ms / 1000, remaining))
-            delivered = False
+        if not self._open():
+            return
+        for _ in self._window.polls():
+            prompting = False  # sent something a buffered window must deliver now
             if self._watched and self._tasks is not None:
                 heads = self._tasks.peek(self._owner, list(self._watched))
                 moved = [i for i, head in heads.items() if head.version != self._watched[i].version]
                 if moved:
                     # Full records (and an offloaded result) only for what is sent.
-                    for record in self._tasks.live(self._owner, moved).values():
+                    for task_id, record in self._tasks.live(self._owner, moved).items():
                         yield TaskChanged(self._tasks.view(record))
-                        delivered = True
+                        shown = _prompting(record)
+                        prompting = prompting or shown != self._shown.get(task_id)
+                        self._shown[task_id] = shown
                 # An expired task is gone: stop watching it.
                 self._watched = heads
             if self.lists and self._feed is not None:
@@ -110,7 +141,13 @@ class Watch:
                 for kind in self.lists:
                     if current.get(kind, 0) != self._versions.get(kind, 0):
                         yield ListChanged(kind)
-                        delivered = True
+                        prompting = True
                 self._versions = current
-            if delivered:
+            if (prompting and not self._keep_open) or not self._open():
                 return
+
+
+def _prompting(record: TaskRecord) -> tuple[str, tuple[str, ...]]:
+    """What of a task a client must hear without waiting: its status and the questions it
+    asks (a statusMessage alone is progress)."""
+    return record.visible_status, tuple(sorted(record.input_requests or {}))

@@ -56,8 +56,10 @@ from mcp_tasks_aws.server.tasks import task_error
 from mcp_tasks_aws.tasks.exceptions import TaskNotFound
 from mcp_tasks_aws.tasks.model import TaskRecord
 from mcp_tasks_aws.tasks.service import TaskService
+from mcp_tasks_aws.tasks.watch import PollWindow
 
 logger = logging.getLogger(__name__)
+_WINDOW_OVER: Final = object()
 
 STATUS_NOTIFICATION: Final = "notifications/tasks/status"
 
@@ -157,7 +159,7 @@ class TaskResults:
     ) -> Iterator[Any]:
         session, owner = resumable.session, resumable.principal
         yield self._mark(session, position)
-        deadline = self.clock() + self.window_ms / 1000
+        polls = PollWindow(self.window_ms, self.poll_ms, self.clock, self.sleep).polls()
         current = record
         while True:
             events, position = self._news(session, current, position)
@@ -167,10 +169,8 @@ class TaskResults:
                 return
             if events:
                 return  # delivered: the client comes back for the rest
-            remaining = deadline - self.clock()
-            if remaining <= 0:
+            if next(polls, _WINDOW_OVER) is _WINDOW_OVER:
                 return  # nothing new: the client comes back with the same event id
-            self.sleep(min(self.poll_ms / 1000, remaining))
             # A projected read of the head each poll; the whole record only once it changed.
             head = self.service.peek(owner, [position.task_id]).get(position.task_id)
             if head is None:
