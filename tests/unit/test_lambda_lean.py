@@ -37,25 +37,31 @@ print(json.dumps(loaded))
 )
 
 
-def discover_event() -> dict[str, object]:
+def modern_event(method: str, params: dict[str, object] | None = None) -> dict[str, object]:
+    """A 2026-07-28 request as API Gateway hands it to the function."""
     headers = {
         "content-type": "application/json",
         "accept": "application/json, text/event-stream",
         "mcp-protocol-version": PROTOCOL_VERSION,
-        "mcp-method": "server/discover",
+        "mcp-method": method,
+    }
+    if method == "tools/call" and params is not None:
+        headers["mcp-name"] = str(params["name"])
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {},
     }
     body = {
         "jsonrpc": "2.0",
         "id": 1,
-        "method": "server/discover",
-        "params": {
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
-                "io.modelcontextprotocol/clientCapabilities": {},
-            }
-        },
+        "method": method,
+        "params": {**(params or {}), "_meta": meta},
     }
     return build_event(method="POST", path="/mcp", headers=headers, body=json.dumps(body).encode())
+
+
+def discover_event() -> dict[str, object]:
+    return modern_event("server/discover")
 
 
 def initialize_event() -> dict[str, object]:
@@ -106,3 +112,41 @@ def test_worker_and_reconcile_handlers_import_neither_sdk_nor_moto_nor_local_sta
     }
     loaded = run_child(IMPORT_ONLY, job)
     assert loaded == [], f"a task function imports modules Lambda must not load: {loaded}"
+
+
+MODERN_ONLY = (
+    API_CHILD_PRELUDE
+    + """
+for event in job["events"]:
+    response = api.handler(event, context)
+    if response["statusCode"] != 200 or '"error"' in response["body"]:
+        raise SystemExit(f"the request failed: {response}")
+print(json.dumps(sorted(
+    m for m in sys.modules if any(m == f or m.startswith(f + ".") for f in job["forbidden"])
+)))
+"""
+)
+LOADED_ON_FIRST_USE = ("mcp_tasks_aws.server.legacy", "mcp_tasks_aws.server.task_results")
+"""What a function serving only inline 2026-07-28 requests never imports: the 2025-11-25 side
+(built on the first legacy message) and the task result models (on the first task request)."""
+
+
+def test_modern_inline_requests_load_neither_the_legacy_side_nor_the_task_result_models() -> None:
+    events = [
+        discover_event(),
+        modern_event("tools/list"),
+        modern_event(
+            "tools/call",
+            {"name": "convert_temperature", "arguments": {"value": 20, "to": "fahrenheit"}},
+        ),
+    ]
+    loaded = run_child(MODERN_ONLY, api_job(events=events, forbidden=LOADED_ON_FIRST_USE))
+    assert loaded == [], f"a modern inline request loaded what should wait: {loaded}"
+
+
+def test_the_lean_check_sees_a_first_legacy_request() -> None:
+    """The same check fails when the request does need the legacy side (it can fail)."""
+    loaded = run_child(
+        MODERN_ONLY, api_job(events=[initialize_event()], forbidden=LOADED_ON_FIRST_USE)
+    )
+    assert "mcp_tasks_aws.server.legacy" in loaded
