@@ -21,7 +21,7 @@ from mcp_support import (
 from mcp_tasks_aws.app import build_transport
 from mcp_tasks_aws.protocol.errors import InvalidParams
 from mcp_tasks_aws.protocol.jsonrpc import Request
-from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse, HttpTransport
+from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse, HttpTransport, Served
 
 DISCOVER = {
     "jsonrpc": "2.0",
@@ -416,7 +416,13 @@ class _ExplodingServer:
         return Meta()
 
     def serve(
-        self, request: Request, meta: Any, principal: str, deadline: float | None = None
+        self,
+        request: Request,
+        meta: Any,
+        principal: str,
+        *,
+        deadline: float | None = None,
+        streaming: bool = False,
     ) -> Any:
         if request.method == "boom":
             raise RuntimeError("secret database password is hunter2")
@@ -449,10 +455,17 @@ def test_principal_reaches_the_server() -> None:
 
     class Recorder(_ExplodingServer):
         def serve(
-            self, request: Request, meta: Any, principal: str, deadline: float | None = None
+            self,
+            request: Request,
+            meta: Any,
+            principal: str,
+            *,
+            deadline: float | None = None,
+            streaming: bool = False,
         ) -> Any:
             principals.append(principal)
-            return {"jsonrpc": "2.0", "id": request.id, "result": {"resultType": "complete"}}, []
+            message = {"jsonrpc": "2.0", "id": request.id, "result": {"resultType": "complete"}}
+            return Served(message, [], {})
 
     transport = HttpTransport(Recorder(), supported_versions=[PROTOCOL_VERSION])
     response = transport.handle(
@@ -503,7 +516,7 @@ class _InitializeOnlyGate:
         return method == "initialize"
 
     def post(self, http: HttpRequest, message: Any) -> Any:
-        return {"jsonrpc": "2.0", "id": message.id, "result": {}}, [], {}
+        return Served({"jsonrpc": "2.0", "id": message.id, "result": {}}, [], {})
 
     def resume(self, http: HttpRequest, last_event_id: str) -> Any:
         raise AssertionError("not used")
