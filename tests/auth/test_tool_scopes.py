@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_tasks_aws.config import Settings, load_toolset
-from mcp_tasks_aws.edge.gate import edge_for
+from mcp_tasks_aws.app import App
+from mcp_tasks_aws.config import Settings
 from mcp_tasks_aws.tools.registry import ToolSet
 
 
@@ -37,8 +37,7 @@ def test_the_edge_knows_the_configured_tools_scopes() -> None:
         def handle(self, request: object) -> object:
             raise AssertionError("not called")
 
-    settings = Settings(tools_module="demo")
-    edge = edge_for(settings, Transport(), load_toolset("demo"))  # type: ignore[arg-type]
+    edge = App(Settings(tools_module="demo")).edge(Transport())  # type: ignore[arg-type]
     assert edge.tool_scopes("release") == {"deploy"}
     assert edge.tool_scopes("text_stats") == frozenset()
     assert edge.all_scopes == ["deploy"]

@@ -34,7 +34,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from mcp_tasks_aws.config import Settings
 from mcp_tasks_aws.edge.apigw import (
     Unidentified,
     jwt_principal,
@@ -42,10 +41,9 @@ from mcp_tasks_aws.edge.apigw import (
     scopes_of_authorizer,
 )
 from mcp_tasks_aws.edge.auth_settings import WELL_KNOWN, AuthSettings
-from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse, HttpTransport
-from mcp_tasks_aws.tools.registry import ToolSet
+from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse
 
-__all__ = ["WELL_KNOWN", "AuthSettings", "Challenge", "Edge", "build_edge", "edge_for"]
+__all__ = ["WELL_KNOWN", "AuthSettings", "Challenge", "Edge", "build_edge"]
 
 logger = logging.getLogger(__name__)
 
@@ -226,13 +224,6 @@ def _path_of(event: dict[str, Any]) -> str:
         "path"
     )
     return str(path or "/")
-
-
-def edge_for(settings: Settings, transport: HttpTransport, toolset: ToolSet) -> Edge:
-    """The edge for `settings.auth` in front of `transport`, with `toolset`'s tool scopes
-    (what the API handler builds once per execution environment)."""
-    scopes = {name: spec.scopes for name, spec in toolset.tools.items()}
-    return build_edge(settings.auth, transport.handle, scopes)
 
 
 def build_edge(
