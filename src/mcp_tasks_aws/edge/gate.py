@@ -20,9 +20,9 @@ Invariants:
 - a request reaches the transport only with a principal: `anonymous` only in NONE mode;
 - the `Authorization` header never travels past this module (no token passthrough);
 - refusals say why in `error_description`, which is our text; the token is never logged;
-- the tool named in a `tools/call` is read from the `Mcp-Name` header, which the transport
-  then requires to equal `params.name` (-32020 otherwise), so the scope checked is the scope
-  of the tool that runs.
+- the tool named in a `tools/call` is read from the `Mcp-Name` header, decoded as the
+  transport decodes it (the Base64 sentinel), which the transport then requires to equal
+  `params.name` (-32020 otherwise), so the scope checked is the scope of the tool that runs.
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ from mcp_tasks_aws.edge.apigw import (
     scopes_of_authorizer,
 )
 from mcp_tasks_aws.edge.auth_settings import WELL_KNOWN, AuthSettings
+from mcp_tasks_aws.protocol.errors import HeaderMismatch
+from mcp_tasks_aws.protocol.headers import decode_header_value
 from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse
 
 __all__ = ["WELL_KNOWN", "AuthSettings", "Challenge", "Edge", "build_edge"]
@@ -204,7 +206,12 @@ class Edge:
     def missing_scopes(self, request: HttpRequest, granted: frozenset[str]) -> Challenge | None:
         if (request.header("mcp-method") or "").strip() != "tools/call":
             return None
-        tool = (request.header("mcp-name") or "").strip()
+        raw = (request.header("mcp-name") or "").strip()
+        try:
+            # The name the transport runs: the Base64 sentinel decoded (SEP-2243).
+            tool = decode_header_value(raw, "Mcp-Name")
+        except HeaderMismatch:
+            return None  # the transport refuses it (-32020): nothing runs
         needed = self.tool_scopes(tool)
         if needed <= granted:
             return None
