@@ -204,7 +204,7 @@ class App:
         """
         from mcp_tasks_aws.edge.gate import build_edge
 
-        scopes = {name: spec.scopes for name, spec in self.toolset.tools.items()}
+        scopes = {scope for spec in self.toolset.tools.values() for scope in spec.scopes}
         return build_edge(self.settings.auth, transport.handle, scopes)
 
     def transport(self, on_request: Callable[[str, Any], None] | None = None) -> HttpTransport:

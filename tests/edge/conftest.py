@@ -20,16 +20,29 @@ from mcp_tasks_aws.edge.jwks import JwksCache
 from mcp_tasks_aws.edge.tokens import TokenVerifier
 from mcp_tasks_aws.local.apigw_emulator import build_event
 from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse, HttpTransport
+from mcp_tasks_aws.tools.context import ToolContext
 from mcp_tasks_aws.tools.registry import ToolSet
 from oauth_support import ISSUER, JWKS_URI, RESOURCE, Issuer, unsigned
 
 SCOPED = ToolSet(name="scoped")
+APPROVAL = {
+    "type": "object",
+    "properties": {"approve": {"type": "boolean"}},
+    "required": ["approve"],
+}
 
 
 @SCOPED.tool(scopes=["deploy"])
 def release(service: str) -> str:
     """Release a service (needs the `deploy` scope)."""
     return f"released {service}"
+
+
+@SCOPED.tool(scopes=["deploy"])
+async def approved_release(service: str, ctx: ToolContext) -> str:
+    """Ask for approval, then release (needs the `deploy` scope)."""
+    answer = await ctx.elicit(f"Release {service}?", APPROVAL, key="approval")
+    return f"released {service}" if (answer.content or {}).get("approve") else "not released"
 
 
 @SCOPED.tool
@@ -70,12 +83,9 @@ class EdgeFront:
 
 
 def app(auth: AuthSettings) -> App:
-    return App(Settings(state_secret=SECRET, auth=auth), toolset=SCOPED)
-
-
-def tool_scopes(name: str) -> frozenset[str]:
-    spec = SCOPED.tools.get(name)
-    return spec.scopes if spec is not None else frozenset()
+    # Short resume windows: a resumed 2025-11-25 stream waits for answers that are there.
+    settings = Settings(state_secret=SECRET, auth=auth, listen_window_ms=300, listen_poll_ms=20)
+    return App(settings, toolset=SCOPED)
 
 
 @pytest.fixture
@@ -92,7 +102,7 @@ def oauth_front(issuer: Issuer) -> Any:
     transport: HttpTransport = the_app.transport()
     keys = JwksCache(issuer=ISSUER, jwks_uri=JWKS_URI, fetch=issuer.fetch)
     verifier = TokenVerifier(issuer=ISSUER, audiences=[RESOURCE], keys=keys)
-    edge = Edge(OAUTH, transport.handle, tool_scopes, all_scopes=["deploy"], verifier=verifier)
+    edge = Edge(OAUTH, transport.handle, all_scopes=["deploy"], verifier=verifier)
 
     def front(scope: str) -> EdgeFront:
         return EdgeFront(edge, issuer.token(scope=scope), jwt_authorizer=False)

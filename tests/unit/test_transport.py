@@ -21,7 +21,7 @@ from mcp_support import (
 from mcp_tasks_aws.app import build_transport
 from mcp_tasks_aws.protocol.errors import InvalidParams
 from mcp_tasks_aws.protocol.jsonrpc import Request
-from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse, HttpTransport
+from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse, HttpTransport, Served
 
 DISCOVER = {
     "jsonrpc": "2.0",
@@ -444,15 +444,23 @@ def test_on_request_sees_method_and_id_of_requests_only() -> None:
     assert seen == [("anything", "r1")]
 
 
-def test_principal_reaches_the_server() -> None:
+def test_principal_and_granted_scopes_reach_the_server() -> None:
     principals: list[str] = []
+    scopes: list[frozenset[str] | None] = []
 
     class Recorder(_ExplodingServer):
         def serve(
-            self, request: Request, meta: Any, principal: str, deadline: float | None = None
+            self,
+            request: Request,
+            meta: Any,
+            principal: str,
+            deadline: float | None = None,
+            granted_scopes: frozenset[str] | None = None,
         ) -> Any:
             principals.append(principal)
-            return {"jsonrpc": "2.0", "id": request.id, "result": {"resultType": "complete"}}, []
+            scopes.append(granted_scopes)
+            message = {"jsonrpc": "2.0", "id": request.id, "result": {"resultType": "complete"}}
+            return Served(message, [], {})
 
     transport = HttpTransport(Recorder(), supported_versions=[PROTOCOL_VERSION])
     response = transport.handle(
@@ -465,10 +473,12 @@ def test_principal_reaches_the_server() -> None:
             },
             json.dumps({"jsonrpc": "2.0", "id": 1, "method": "x", "params": {}}).encode(),
             principal="jwt:iss|alice|app",
+            granted_scopes=frozenset({"mcp"}),
         )
     )
     assert response.status == 200
     assert principals == ["jwt:iss|alice|app"]
+    assert scopes == [{"mcp"}]
 
 
 class _KnownMethods(_ExplodingServer):

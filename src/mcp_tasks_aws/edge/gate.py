@@ -20,9 +20,13 @@ Invariants:
 - a request reaches the transport only with a principal: `anonymous` only in NONE mode;
 - the `Authorization` header never travels past this module (no token passthrough);
 - refusals say why in `error_description`, which is our text; the token is never logged;
-- the tool named in a `tools/call` is read from the `Mcp-Name` header, decoded as the
-  transport decodes it (the Base64 sentinel), which the transport then requires to equal
-  `params.name` (-32020 otherwise), so the scope checked is the scope of the tool that runs.
+- a tool's scopes are checked by the server, where every era's `tools/call` passes
+  (`InlineRunner.run_call`, on the body's `params.name`: the tool that runs), against the
+  scopes this module verified, which travel on the request (`HttpRequest.granted_scopes`;
+  None in NONE and IAM mode, where no token grants any). Its refusal (`InsufficientScope`)
+  comes back through the transport and is answered here, in either era, as 403 with the
+  `insufficient_scope` challenge. (Headers are no guide: 2025-11-25 clients send no
+  `Mcp-Method`, and `Mcp-Name` may be Base64-encoded.)
 """
 
 from __future__ import annotations
@@ -41,8 +45,7 @@ from mcp_tasks_aws.edge.apigw import (
     scopes_of_authorizer,
 )
 from mcp_tasks_aws.edge.auth_settings import WELL_KNOWN, AuthSettings
-from mcp_tasks_aws.protocol.errors import HeaderMismatch
-from mcp_tasks_aws.protocol.headers import decode_header_value
+from mcp_tasks_aws.protocol.errors import InsufficientScope
 from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse
 
 __all__ = ["WELL_KNOWN", "AuthSettings", "Challenge", "Edge", "build_edge"]
@@ -103,13 +106,14 @@ class Edge:
         self,
         settings: AuthSettings,
         serve: Callable[[HttpRequest], HttpResponse],
-        tool_scopes: Callable[[str], frozenset[str]],
+        *,
         all_scopes: Iterable[str] = (),
         verifier: Any = None,
     ) -> None:
+        """`serve` answers an admitted request (the transport); `all_scopes` are the tools'
+        scopes, advertised in the metadata; `verifier` checks OAUTH bearer tokens."""
         self.settings = settings
         self.serve = serve
-        self.tool_scopes = tool_scopes
         self.all_scopes = sorted({*settings.scopes, *all_scopes})
         self.verifier = verifier
 
@@ -122,19 +126,19 @@ class Edge:
             request = request_from_event(event, lambda_context)
         except Unidentified as exc:
             return Challenge(401, "invalid_token", exc.message).response()
-        granted: frozenset[str] | None = None
         if self.settings.mode == "oauth":
             admitted = self.admit(request)
             if isinstance(admitted, Challenge):
                 return admitted.response()
-            request, granted = admitted
+            request = admitted
         elif self.settings.mode == "jwt":
-            granted = scopes_of_authorizer(event)
-        if granted is not None:
-            missing = self.missing_scopes(request, granted)
-            if missing is not None:
-                return missing.response()
-        return self.serve(request)
+            # No JWT authorizer on the event grants nothing (never "not enforced").
+            granted = scopes_of_authorizer(event) or frozenset()
+            request = replace(request, granted_scopes=granted)
+        try:
+            return self.serve(request)
+        except InsufficientScope as refused:
+            return self.scope_challenge(refused).response()
 
     # -- OAUTH --------------------------------------------------------------------------------
 
@@ -173,8 +177,8 @@ class Edge:
             metadata_url=self.settings.metadata_url,
         )
 
-    def admit(self, request: HttpRequest) -> Challenge | tuple[HttpRequest, frozenset[str]]:
-        """The request with its principal and without its token, and the granted scopes."""
+    def admit(self, request: HttpRequest) -> Challenge | HttpRequest:
+        """The request with its principal and granted scopes, and without its token."""
         from mcp_tasks_aws.edge.jwks import KeysUnavailable
         from mcp_tasks_aws.edge.tokens import TokenRefused
 
@@ -199,28 +203,21 @@ class Edge:
             )
         headers = {k: v for k, v in request.headers.items() if k != "authorization"}
         principal = jwt_principal(verified.issuer, verified.subject, verified.client)
-        return replace(request, headers=headers, principal=principal), verified.scopes
+        return replace(
+            request, headers=headers, principal=principal, granted_scopes=verified.scopes
+        )
 
     # -- scopes per tool ----------------------------------------------------------------------
 
-    def missing_scopes(self, request: HttpRequest, granted: frozenset[str]) -> Challenge | None:
-        if (request.header("mcp-method") or "").strip() != "tools/call":
-            return None
-        raw = (request.header("mcp-name") or "").strip()
-        try:
-            # The name the transport runs: the Base64 sentinel decoded (SEP-2243).
-            tool = decode_header_value(raw, "Mcp-Name")
-        except HeaderMismatch:
-            return None  # the transport refuses it (-32020): nothing runs
-        needed = self.tool_scopes(tool)
-        if needed <= granted:
-            return None
-        wanted = tuple(sorted({*self.settings.scopes, *needed}))
+    def scope_challenge(self, refused: InsufficientScope) -> Challenge:
+        """The 403 for a tool call whose token lacks the tool's scopes: the scopes to ask for
+        are this endpoint's and the tool's (RFC 6750 section 3.1)."""
+        wanted = tuple(sorted({*self.settings.scopes, *refused.needed}))
         oauth = self.settings.mode == "oauth"
         return Challenge(
             403,
             "insufficient_scope",
-            f"the tool {tool!r} needs the scope(s): {' '.join(sorted(needed - granted))}",
+            f"the tool {refused.tool!r} needs the scope(s): {' '.join(sorted(refused.missing))}",
             scopes=wanted,
             metadata_url=self.settings.metadata_url if oauth else None,
         )
@@ -236,9 +233,10 @@ def _path_of(event: dict[str, Any]) -> str:
 def build_edge(
     auth: AuthSettings,
     serve: Callable[[HttpRequest], HttpResponse],
-    tool_scopes: dict[str, frozenset[str]],
+    tool_scopes: Iterable[str] = (),
 ) -> Edge:
-    """The edge for these settings; `tool_scopes` maps tool names to the scopes they need.
+    """The edge for these settings; `tool_scopes` are the scopes the tools need (the server
+    checks them per call; the edge advertises them).
 
     Building it fetches nothing: in OAUTH mode the issuer's keys are fetched on the first token
     check, and `cryptography` is imported then too.
@@ -255,12 +253,4 @@ def build_edge(
             min_refresh_seconds=auth.jwks_refresh_seconds,
         )
         verifier = TokenVerifier(issuer=auth.issuer, audiences=auth.audiences, keys=keys)
-    empty: frozenset[str] = frozenset()
-    all_scopes = {scope for scopes in tool_scopes.values() for scope in scopes}
-    return Edge(
-        auth,
-        serve,
-        lambda name: tool_scopes.get(name, empty),
-        all_scopes=all_scopes,
-        verifier=verifier,
-    )
+    return Edge(auth, serve, all_scopes=tool_scopes, verifier=verifier)

@@ -50,6 +50,9 @@ class Call:
     """HTTP headers the answer must carry (the `Mcp-Session-Id` an `initialize` issues)."""
     deadline: float | None = None
     """`time.monotonic()` by which an inline run must end (from the function's time left)."""
+    granted_scopes: frozenset[str] | None = None
+    """The scopes the caller's verified token grants (None: no token vouches for any, and
+    tools' scopes are not enforced); `InlineRunner.run_call` checks a tool's against them."""
 
     @property
     def capabilities(self) -> m.ClientCapabilities:
