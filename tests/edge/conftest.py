@@ -96,12 +96,17 @@ def issuer() -> Issuer:
 
 
 @pytest.fixture
-def oauth_front(issuer: Issuer) -> Any:
+def verifier(issuer: Issuer) -> TokenVerifier:
+    """Tokens of `issuer` for this resource (as tests/auth's fixture of the same name)."""
+    keys = JwksCache(issuer=ISSUER, jwks_uri=JWKS_URI, fetch=issuer.fetch)
+    return TokenVerifier(issuer=ISSUER, audiences=[RESOURCE], keys=keys)
+
+
+@pytest.fixture
+def oauth_front(issuer: Issuer, verifier: TokenVerifier) -> Any:
     """A front for AuthMode OAUTH: `front(scope)` signs a token granting `scope`."""
     the_app = app(OAUTH)
     transport: HttpTransport = the_app.transport()
-    keys = JwksCache(issuer=ISSUER, jwks_uri=JWKS_URI, fetch=issuer.fetch)
-    verifier = TokenVerifier(issuer=ISSUER, audiences=[RESOURCE], keys=keys)
     edge = Edge(OAUTH, transport.handle, all_scopes=["deploy"], verifier=verifier)
 
     def front(scope: str) -> EdgeFront:

@@ -4,7 +4,8 @@
 
 - `NONE`: no authorizer; every caller is `anonymous` and shares every task.
 - `JWT`, `IAM`: API Gateway verified the caller; the principal comes from
-  `requestContext.authorizer`. A JWT's scopes are checked against the tool's (403).
+  `requestContext.authorizer`. A JWT's scopes are checked against the tool's (403); a JWT
+  whose claims say it is no access token (a Cognito ID token) is refused (401).
 - `OAUTH`: this function is an OAuth 2.1 protected resource. It serves its RFC 9728 metadata at
   `/.well-known/oauth-protected-resource` (and the form suffixed with the resource's path),
   answers a request without a valid bearer token with 401 and
@@ -40,6 +41,7 @@ from typing import Any
 
 from mcp_tasks_aws.edge.apigw import (
     Unidentified,
+    jwt_claims_of_authorizer,
     jwt_principal,
     request_from_event,
     scopes_of_authorizer,
@@ -132,6 +134,9 @@ class Edge:
                 return admitted.response()
             request = admitted
         elif self.settings.mode == "jwt":
+            refused = not_an_access_token(event)
+            if refused is not None:
+                return refused.response()
             # No JWT authorizer on the event grants nothing (never "not enforced").
             granted = scopes_of_authorizer(event) or frozenset()
             request = replace(request, granted_scopes=granted)
@@ -221,6 +226,21 @@ class Edge:
             scopes=wanted,
             metadata_url=self.settings.metadata_url if oauth else None,
         )
+
+
+def not_an_access_token(event: dict[str, Any]) -> Challenge | None:
+    """AuthMode JWT: refuse a token API Gateway let through that is not an access token.
+
+    API Gateway's JWT authorizer takes a Cognito ID token whose `aud` (the app client's id) is
+    a listed audience; its claims still say `token_use: id` (see `tokens.token_use_problem`).
+    """
+    from mcp_tasks_aws.edge.tokens import token_use_problem
+
+    claims = jwt_claims_of_authorizer(event)
+    if claims is None:
+        return None
+    problem = token_use_problem(claims, str(claims.get("iss", "")))
+    return Challenge(401, "invalid_token", problem) if problem is not None else None
 
 
 def _path_of(event: dict[str, Any]) -> str:
