@@ -16,7 +16,6 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from mcp_tasks_aws.app import App, handler_from_env
 from mcp_tasks_aws.edge.apigw import response_to_api
-from mcp_tasks_aws.edge.gate import edge_for
 from mcp_tasks_aws.edge.observability import OptionalTracer
 from mcp_tasks_aws.protocol.errors import McpError
 
@@ -34,7 +33,7 @@ def _tag_request(method: str, request_id: Any) -> None:
 
 def make_handler(app: App) -> LambdaHandler:
     transport = app.transport(on_request=_tag_request)
-    edge = edge_for(app.settings, transport, app.toolset)  # AuthMode: caller, challenge, scopes
+    edge = app.edge(transport)  # AuthMode: caller, challenge, scopes
 
     @logger.inject_lambda_context(clear_state=True)
     @tracer.capture_lambda_handler

@@ -92,9 +92,11 @@ class Issuer:
         for name in [name for name, value in body.items() if value is None]:
             del body[name]
         protected = {"alg": alg, "kid": kid, "typ": "at+jwt", **(header or {})}
+        # A header value of None leaves the parameter out (`typ=None`: no typ, as Cognito).
+        protected = {name: value for name, value in protected.items() if value is not None}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # joserfc flags EdDSA as deprecated (RFC 9864)
-            return jwt.encode(protected, body, self.keys[kid], algorithms=[alg])
+            return jwt.encode(protected, body, self.keys[kid], algorithms=[alg], default_type=None)
 
 
 class Clock:

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from mypy_boto3_s3.client import S3Client
     from mypy_boto3_stepfunctions.client import SFNClient
 
+    from mcp_tasks_aws.edge.gate import Edge
     from mcp_tasks_aws.server.legacy.sessions import LegacySessionStore
     from mcp_tasks_aws.tasks.ports import ChangeFeed, DirectLegs, ResultStore, Runner, TaskStore
     from mcp_tasks_aws.tasks.worker import LegRunner
@@ -193,6 +194,18 @@ class App:
             poll_ms=self.settings.listen_poll_ms,
             page_size=self.settings.page_size,
         )
+
+    def edge(self, transport: HttpTransport) -> Edge:
+        """The HTTP edge for `settings.auth` in front of `transport`, knowing the tool set's
+        scopes (what the API handler builds once per execution environment).
+
+        Built here, not by the edge from `Settings`: `config` carries the edge's settings, so
+        the edge must not import `config` back.
+        """
+        from mcp_tasks_aws.edge.gate import build_edge
+
+        scopes = {scope for spec in self.toolset.tools.values() for scope in spec.scopes}
+        return build_edge(self.settings.auth, transport.handle, scopes)
 
     def transport(self, on_request: Callable[[str, Any], None] | None = None) -> HttpTransport:
         return HttpTransport(

@@ -15,6 +15,7 @@ from mcp_tasks_aws.edge.gate import AuthSettings, Edge, bearer_token
 from mcp_tasks_aws.edge.jwks import KeysUnavailable
 from mcp_tasks_aws.edge.tokens import TokenVerifier
 from mcp_tasks_aws.local.apigw_emulator import build_event
+from mcp_tasks_aws.protocol.errors import InsufficientScope
 from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse
 from oauth_support import ISSUER, RESOURCE, Issuer, unsigned
 
@@ -24,12 +25,22 @@ TOOL_SCOPES = {"release": frozenset({"deploy"}), "text_stats": frozenset()}
 
 
 class Served:
-    """The transport's place: records what reached it."""
+    """The transport's place: records what ran.
+
+    It stands for the server's scope check too (`InlineRunner.run_call`, pinned end to end in
+    tests/edge): a call to a tool of `TOOL_SCOPES` (named here by `Mcp-Name`) whose granted
+    scopes lack the tool's raises `InsufficientScope`, and nothing runs.
+    """
 
     def __init__(self) -> None:
         self.requests: list[HttpRequest] = []
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        tool = request.header("mcp-name") or ""
+        needed = TOOL_SCOPES.get(tool, frozenset())
+        granted = request.granted_scopes
+        if granted is not None and not needed <= granted:
+            raise InsufficientScope(tool, needed, needed - granted)
         self.requests.append(request)
         return HttpResponse(200, {"content-type": "application/json"}, b"{}")
 
@@ -53,14 +64,7 @@ def served() -> Served:
 
 @pytest.fixture
 def edge(verifier: TokenVerifier, served: Served) -> Edge:
-    empty: frozenset[str] = frozenset()
-    return Edge(
-        oauth_settings(),
-        served,
-        lambda name: TOOL_SCOPES.get(name, empty),
-        all_scopes=["deploy"],
-        verifier=verifier,
-    )
+    return Edge(oauth_settings(), served, all_scopes=["deploy"], verifier=verifier)
 
 
 def event(
@@ -106,7 +110,7 @@ def test_metadata_is_served_at_both_well_known_paths(edge: Edge, path: str) -> N
 
 
 def test_metadata_omits_scopes_when_there_are_none(verifier: TokenVerifier) -> None:
-    edge = Edge(oauth_settings(), Served(), lambda name: frozenset(), verifier=verifier)
+    edge = Edge(oauth_settings(), Served(), verifier=verifier)
     assert "scopes_supported" not in edge.metadata()
 
 
@@ -131,7 +135,7 @@ def test_no_token_gets_the_challenge_without_error_details(edge: Edge, served: S
 
 
 def test_the_challenge_names_the_scopes_every_request_needs(verifier: TokenVerifier) -> None:
-    edge = Edge(oauth_settings(scopes=("mcp",)), Served(), lambda n: frozenset(), verifier=verifier)
+    edge = Edge(oauth_settings(scopes=("mcp",)), Served(), verifier=verifier)
     assert challenge_params(edge.handle(event()))["scope"] == "mcp"
 
 
@@ -234,7 +238,7 @@ def test_an_outage_of_the_issuer_keys_is_503_not_401(served: Served, issuer: Iss
         def verify(self, token: str) -> Any:
             raise KeysUnavailable("down")
 
-    edge = Edge(oauth_settings(), served, lambda n: frozenset(), verifier=Down())
+    edge = Edge(oauth_settings(), served, verifier=Down())
     response = edge.handle(event(issuer.token()))
     assert response.status == 503
     assert served.requests == []
@@ -262,15 +266,32 @@ def test_a_token_with_the_scope_calls_the_tool(issuer: Issuer, edge: Edge, serve
     assert len(served.requests) == 2
 
 
+def test_the_verified_scopes_travel_with_the_request(
+    issuer: Issuer, edge: Edge, served: Served
+) -> None:
+    edge.handle(event(issuer.token(scope="mcp deploy")))
+    assert served.requests[0].granted_scopes == {"mcp", "deploy"}
+
+
+def test_the_step_up_challenge_asks_for_the_endpoints_and_the_tools_scopes(
+    issuer: Issuer, verifier: Any
+) -> None:
+    edge = Edge(oauth_settings(scopes=("mcp",)), Served(), verifier=verifier)
+    response = edge.handle(event(issuer.token(scope="mcp"), tool="release"))
+    assert response.status == 403
+    assert challenge_params(response)["scope"] == "deploy mcp"
+    assert response.json["error"] == "insufficient_scope"
+
+
 def test_scopes_every_request_needs_are_checked_too(issuer: Issuer, verifier: Any) -> None:
-    edge = Edge(oauth_settings(scopes=("mcp",)), Served(), lambda n: frozenset(), verifier=verifier)
+    edge = Edge(oauth_settings(scopes=("mcp",)), Served(), verifier=verifier)
     response = edge.handle(event(issuer.token(scope="other")))
     assert response.status == 403
     assert challenge_params(response)["scope"] == "mcp"
 
 
 def test_jwt_mode_checks_tool_scopes_from_the_gateway_authorizer(served: Served) -> None:
-    edge = Edge(AuthSettings(mode="jwt"), served, lambda name: TOOL_SCOPES.get(name, frozenset()))
+    edge = Edge(AuthSettings(mode="jwt"), served)
     gateway_event = build_event(
         method="POST",
         path="/mcp",
@@ -287,8 +308,14 @@ def test_jwt_mode_checks_tool_scopes_from_the_gateway_authorizer(served: Served)
     assert edge.handle(gateway_event).status == 200
 
 
+def test_jwt_mode_without_an_authorizer_grants_no_scope(served: Served) -> None:
+    edge = Edge(AuthSettings(mode="jwt"), served)
+    edge.handle(build_event(method="POST", path="/mcp", headers={}, body=b"{}"))
+    assert served.requests[0].granted_scopes == frozenset()
+
+
 def test_jwt_mode_refuses_an_authorizer_without_a_subject(served: Served) -> None:
-    edge = Edge(AuthSettings(mode="jwt"), served, lambda name: frozenset())
+    edge = Edge(AuthSettings(mode="jwt"), served)
     gateway_event = build_event(method="POST", path="/mcp", headers={}, body=b"{}")
     gateway_event["requestContext"]["authorizer"] = {"jwt": {"claims": {"iss": ISSUER}}}
     response = edge.handle(gateway_event)
@@ -298,9 +325,10 @@ def test_jwt_mode_refuses_an_authorizer_without_a_subject(served: Served) -> Non
 
 
 def test_none_mode_serves_everyone_as_anonymous_and_has_no_metadata(served: Served) -> None:
-    edge = Edge(AuthSettings(), served, lambda name: frozenset({"deploy"}))
+    edge = Edge(AuthSettings(), served)
     assert edge.handle(event(tool="release")).status == 200
     assert served.requests[0].principal == "anonymous"
+    assert served.requests[0].granted_scopes is None  # no token: tools' scopes not enforced
     edge.handle(event(path="/.well-known/oauth-protected-resource", method="GET"))
     assert len(served.requests) == 2  # not the edge's to answer: the transport's 405/404
 

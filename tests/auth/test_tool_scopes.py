@@ -1,11 +1,11 @@
-"""Scopes are declared on the tool decorator and reach the edge as tool -> scopes."""
+"""Scopes are declared on the tool decorator; the edge advertises them (the server checks them)."""
 
 from __future__ import annotations
 
 import pytest
 
-from mcp_tasks_aws.config import Settings, load_toolset
-from mcp_tasks_aws.edge.gate import edge_for
+from mcp_tasks_aws.app import App
+from mcp_tasks_aws.config import Settings
 from mcp_tasks_aws.tools.registry import ToolSet
 
 
@@ -32,13 +32,10 @@ def test_one_string_is_not_taken_for_a_list_of_letters() -> None:
         tools.tool(scopes="deploy")
 
 
-def test_the_edge_knows_the_configured_tools_scopes() -> None:
+def test_the_edge_advertises_the_configured_tools_scopes() -> None:
     class Transport:
         def handle(self, request: object) -> object:
             raise AssertionError("not called")
 
-    settings = Settings(tools_module="demo")
-    edge = edge_for(settings, Transport(), load_toolset("demo"))  # type: ignore[arg-type]
-    assert edge.tool_scopes("release") == {"deploy"}
-    assert edge.tool_scopes("text_stats") == frozenset()
+    edge = App(Settings(tools_module="demo")).edge(Transport())  # type: ignore[arg-type]
     assert edge.all_scopes == ["deploy"]

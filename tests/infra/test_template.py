@@ -477,6 +477,10 @@ def test_the_api_function_gets_the_oauth_settings_it_reads(stack: Stack) -> None
         assert settings.issuer == pool_issuer
         assert settings.jwks_uri == f"{pool_issuer}/.well-known/jwks.json"
         assert "client123" in settings.audiences
+        # So the client id admits no ID token: the issuer is one whose token_use is required.
+        from mcp_tasks_aws.edge.tokens import is_cognito_issuer
+
+        assert is_cognito_issuer(settings.issuer)
 
 
 def test_oauth_routes_serve_the_metadata_without_authorization(transformed: Any) -> None:

@@ -423,6 +423,7 @@ class _ExplodingServer:
         *,
         deadline: float | None = None,
         streaming: bool = False,
+        granted_scopes: frozenset[str] | None = None,
     ) -> Any:
         if request.method == "boom":
             raise RuntimeError("secret database password is hunter2")
@@ -450,8 +451,9 @@ def test_on_request_sees_method_and_id_of_requests_only() -> None:
     assert seen == [("anything", "r1")]
 
 
-def test_principal_reaches_the_server() -> None:
+def test_principal_and_granted_scopes_reach_the_server() -> None:
     principals: list[str] = []
+    scopes: list[frozenset[str] | None] = []
 
     class Recorder(_ExplodingServer):
         def serve(
@@ -462,8 +464,10 @@ def test_principal_reaches_the_server() -> None:
             *,
             deadline: float | None = None,
             streaming: bool = False,
+            granted_scopes: frozenset[str] | None = None,
         ) -> Any:
             principals.append(principal)
+            scopes.append(granted_scopes)
             message = {"jsonrpc": "2.0", "id": request.id, "result": {"resultType": "complete"}}
             return Served(message, [], {})
 
@@ -478,10 +482,12 @@ def test_principal_reaches_the_server() -> None:
             },
             json.dumps({"jsonrpc": "2.0", "id": 1, "method": "x", "params": {}}).encode(),
             principal="jwt:iss|alice|app",
+            granted_scopes=frozenset({"mcp"}),
         )
     )
     assert response.status == 200
     assert principals == ["jwt:iss|alice|app"]
+    assert scopes == [{"mcp"}]
 
 
 class _KnownMethods(_ExplodingServer):

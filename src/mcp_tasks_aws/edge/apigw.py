@@ -84,6 +84,14 @@ def principal_of(event: dict[str, Any]) -> str:
     raise Unidentified("Unauthorized: the authorizer names no caller")
 
 
+def jwt_claims_of_authorizer(event: dict[str, Any]) -> dict[str, Any] | None:
+    """The claims API Gateway's JWT authorizer passed on (every value a string), or None."""
+    authorizer = (event.get("requestContext") or {}).get("authorizer") or {}
+    jwt = authorizer.get("jwt") if isinstance(authorizer, dict) else None
+    claims = jwt.get("claims") if isinstance(jwt, dict) else None
+    return claims if isinstance(claims, dict) else None
+
+
 def scopes_of_authorizer(event: dict[str, Any]) -> frozenset[str] | None:
     """Scopes API Gateway's JWT authorizer saw on the token, or None without a JWT authorizer."""
     authorizer = (event.get("requestContext") or {}).get("authorizer") or {}

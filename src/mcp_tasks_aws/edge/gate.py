@@ -4,7 +4,8 @@
 
 - `NONE`: no authorizer; every caller is `anonymous` and shares every task.
 - `JWT`, `IAM`: API Gateway verified the caller; the principal comes from
-  `requestContext.authorizer`. A JWT's scopes are checked against the tool's (403).
+  `requestContext.authorizer`. A JWT's scopes are checked against the tool's (403); a JWT
+  whose claims say it is no access token (a Cognito ID token) is refused (401).
 - `OAUTH`: this function is an OAuth 2.1 protected resource. It serves its RFC 9728 metadata at
   `/.well-known/oauth-protected-resource` (and the form suffixed with the resource's path),
   answers a request without a valid bearer token with 401 and
@@ -20,9 +21,13 @@ Invariants:
 - a request reaches the transport only with a principal: `anonymous` only in NONE mode;
 - the `Authorization` header never travels past this module (no token passthrough);
 - refusals say why in `error_description`, which is our text; the token is never logged;
-- the tool named in a `tools/call` is read from the `Mcp-Name` header, which the transport
-  then requires to equal `params.name` (-32020 otherwise), so the scope checked is the scope
-  of the tool that runs.
+- a tool's scopes are checked by the server, where every era's `tools/call` passes
+  (`InlineRunner.run_call`, on the body's `params.name`: the tool that runs), against the
+  scopes this module verified, which travel on the request (`HttpRequest.granted_scopes`;
+  None in NONE and IAM mode, where no token grants any). Its refusal (`InsufficientScope`)
+  comes back through the transport and is answered here, in either era, as 403 with the
+  `insufficient_scope` challenge. (Headers are no guide: 2025-11-25 clients send no
+  `Mcp-Method`, and `Mcp-Name` may be Base64-encoded.)
 """
 
 from __future__ import annotations
@@ -34,18 +39,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from mcp_tasks_aws.config import Settings
 from mcp_tasks_aws.edge.apigw import (
     Unidentified,
+    jwt_claims_of_authorizer,
     jwt_principal,
     request_from_event,
     scopes_of_authorizer,
 )
 from mcp_tasks_aws.edge.auth_settings import WELL_KNOWN, AuthSettings
-from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse, HttpTransport
-from mcp_tasks_aws.tools.registry import ToolSet
+from mcp_tasks_aws.protocol.errors import InsufficientScope
+from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse
 
-__all__ = ["WELL_KNOWN", "AuthSettings", "Challenge", "Edge", "build_edge", "edge_for"]
+__all__ = ["WELL_KNOWN", "AuthSettings", "Challenge", "Edge", "build_edge"]
 
 logger = logging.getLogger(__name__)
 
@@ -103,13 +108,14 @@ class Edge:
         self,
         settings: AuthSettings,
         serve: Callable[[HttpRequest], HttpResponse],
-        tool_scopes: Callable[[str], frozenset[str]],
+        *,
         all_scopes: Iterable[str] = (),
         verifier: Any = None,
     ) -> None:
+        """`serve` answers an admitted request (the transport); `all_scopes` are the tools'
+        scopes, advertised in the metadata; `verifier` checks OAUTH bearer tokens."""
         self.settings = settings
         self.serve = serve
-        self.tool_scopes = tool_scopes
         self.all_scopes = sorted({*settings.scopes, *all_scopes})
         self.verifier = verifier
 
@@ -122,19 +128,22 @@ class Edge:
             request = request_from_event(event, lambda_context)
         except Unidentified as exc:
             return Challenge(401, "invalid_token", exc.message).response()
-        granted: frozenset[str] | None = None
         if self.settings.mode == "oauth":
             admitted = self.admit(request)
             if isinstance(admitted, Challenge):
                 return admitted.response()
-            request, granted = admitted
+            request = admitted
         elif self.settings.mode == "jwt":
-            granted = scopes_of_authorizer(event)
-        if granted is not None:
-            missing = self.missing_scopes(request, granted)
-            if missing is not None:
-                return missing.response()
-        return self.serve(request)
+            refused = not_an_access_token(event)
+            if refused is not None:
+                return refused.response()
+            # No JWT authorizer on the event grants nothing (never "not enforced").
+            granted = scopes_of_authorizer(event) or frozenset()
+            request = replace(request, granted_scopes=granted)
+        try:
+            return self.serve(request)
+        except InsufficientScope as refused:
+            return self.scope_challenge(refused).response()
 
     # -- OAUTH --------------------------------------------------------------------------------
 
@@ -173,8 +182,8 @@ class Edge:
             metadata_url=self.settings.metadata_url,
         )
 
-    def admit(self, request: HttpRequest) -> Challenge | tuple[HttpRequest, frozenset[str]]:
-        """The request with its principal and without its token, and the granted scopes."""
+    def admit(self, request: HttpRequest) -> Challenge | HttpRequest:
+        """The request with its principal and granted scopes, and without its token."""
         from mcp_tasks_aws.edge.jwks import KeysUnavailable
         from mcp_tasks_aws.edge.tokens import TokenRefused
 
@@ -199,26 +208,39 @@ class Edge:
             )
         headers = {k: v for k, v in request.headers.items() if k != "authorization"}
         principal = jwt_principal(verified.issuer, verified.subject, verified.client)
-        return replace(request, headers=headers, principal=principal), verified.scopes
+        return replace(
+            request, headers=headers, principal=principal, granted_scopes=verified.scopes
+        )
 
     # -- scopes per tool ----------------------------------------------------------------------
 
-    def missing_scopes(self, request: HttpRequest, granted: frozenset[str]) -> Challenge | None:
-        if (request.header("mcp-method") or "").strip() != "tools/call":
-            return None
-        tool = (request.header("mcp-name") or "").strip()
-        needed = self.tool_scopes(tool)
-        if needed <= granted:
-            return None
-        wanted = tuple(sorted({*self.settings.scopes, *needed}))
+    def scope_challenge(self, refused: InsufficientScope) -> Challenge:
+        """The 403 for a tool call whose token lacks the tool's scopes: the scopes to ask for
+        are this endpoint's and the tool's (RFC 6750 section 3.1)."""
+        wanted = tuple(sorted({*self.settings.scopes, *refused.needed}))
         oauth = self.settings.mode == "oauth"
         return Challenge(
             403,
             "insufficient_scope",
-            f"the tool {tool!r} needs the scope(s): {' '.join(sorted(needed - granted))}",
+            f"the tool {refused.tool!r} needs the scope(s): {' '.join(sorted(refused.missing))}",
             scopes=wanted,
             metadata_url=self.settings.metadata_url if oauth else None,
         )
+
+
+def not_an_access_token(event: dict[str, Any]) -> Challenge | None:
+    """AuthMode JWT: refuse a token API Gateway let through that is not an access token.
+
+    API Gateway's JWT authorizer takes a Cognito ID token whose `aud` (the app client's id) is
+    a listed audience; its claims still say `token_use: id` (see `tokens.token_use_problem`).
+    """
+    from mcp_tasks_aws.edge.tokens import token_use_problem
+
+    claims = jwt_claims_of_authorizer(event)
+    if claims is None:
+        return None
+    problem = token_use_problem(claims, str(claims.get("iss", "")))
+    return Challenge(401, "invalid_token", problem) if problem is not None else None
 
 
 def _path_of(event: dict[str, Any]) -> str:
@@ -228,19 +250,13 @@ def _path_of(event: dict[str, Any]) -> str:
     return str(path or "/")
 
 
-def edge_for(settings: Settings, transport: HttpTransport, toolset: ToolSet) -> Edge:
-    """The edge for `settings.auth` in front of `transport`, with `toolset`'s tool scopes
-    (what the API handler builds once per execution environment)."""
-    scopes = {name: spec.scopes for name, spec in toolset.tools.items()}
-    return build_edge(settings.auth, transport.handle, scopes)
-
-
 def build_edge(
     auth: AuthSettings,
     serve: Callable[[HttpRequest], HttpResponse],
-    tool_scopes: dict[str, frozenset[str]],
+    tool_scopes: Iterable[str] = (),
 ) -> Edge:
-    """The edge for these settings; `tool_scopes` maps tool names to the scopes they need.
+    """The edge for these settings; `tool_scopes` are the scopes the tools need (the server
+    checks them per call; the edge advertises them).
 
     Building it fetches nothing: in OAUTH mode the issuer's keys are fetched on the first token
     check, and `cryptography` is imported then too.
@@ -257,12 +273,4 @@ def build_edge(
             min_refresh_seconds=auth.jwks_refresh_seconds,
         )
         verifier = TokenVerifier(issuer=auth.issuer, audiences=auth.audiences, keys=keys)
-    empty: frozenset[str] = frozenset()
-    all_scopes = {scope for scopes in tool_scopes.values() for scope in scopes}
-    return Edge(
-        auth,
-        serve,
-        lambda name: tool_scopes.get(name, empty),
-        all_scopes=all_scopes,
-        verifier=verifier,
-    )
+    return Edge(auth, serve, all_scopes=tool_scopes, verifier=verifier)

@@ -96,6 +96,28 @@ class ServiceUnavailable(McpError):
         self.retry_after_s = retry_after_s
 
 
+class InsufficientScope(McpError):
+    """The caller's token lacks scopes the tool it calls needs (RFC 6750 `insufficient_scope`).
+
+    The HTTP edge answers it, in either era, with 403 and a `WWW-Authenticate` challenge naming
+    the scopes (a client steps its grant up from that), so the transport hands it on to the
+    edge instead of answering it. Where no HTTP answer can be given any more (a resumed
+    2025-11-25 stream) it is answered as a JSON-RPC error like any other.
+    """
+
+    code = INVALID_REQUEST
+    http_status = 403
+
+    def __init__(self, tool: str, needed: frozenset[str], missing: frozenset[str]) -> None:
+        super().__init__(
+            f"Forbidden: the tool {tool!r} needs the scope(s): {' '.join(sorted(missing))}",
+            {"requiredScopes": sorted(needed)},
+        )
+        self.tool = tool
+        self.needed = needed
+        self.missing = missing
+
+
 class HeaderMismatch(McpError):
     """A routing or version header disagrees with the body."""
 

@@ -13,7 +13,9 @@ carry an `Mcp-Param-{Name}` header matching each argument its tool declares with
 Status mapping: 200 for results and JSON-RPC errors about a valid request, 202 for
 notifications, 400 for malformed requests and -32020/-32021/-32022, 403 for a foreign Origin,
 404 for unknown methods, 405 for anything but POST, 406/415 for unusable content types, 413 for
-bodies over the limit, 500 for internal errors.
+bodies over the limit, 500 for internal errors. A tool call whose token lacks the tool's scopes
+(`InsufficientScope`, either era) is not answered here: it propagates to the HTTP edge, which
+owns the OAuth challenge (403, `WWW-Authenticate`).
 
 Dual era: each POST is classified by `protocol.era.era_of`. A 2026-07-28 request follows the
 rules above (and must not carry `Mcp-Session-Id`); a 2025-11-25 one goes to the `LegacyGate`
@@ -33,6 +35,7 @@ from typing import Any, NamedTuple, Protocol
 from mcp_tasks_aws.protocol.era import Era, era_of
 from mcp_tasks_aws.protocol.errors import (
     HeaderMismatch,
+    InsufficientScope,
     InvalidRequest,
     LegacyTransportError,
     McpError,
@@ -82,6 +85,9 @@ class HttpRequest:
     streaming: bool = False
     """Whether a streamed answer reaches the client as it is made (the embedded stack, a
     streaming front door) rather than whole once it ends (API Gateway in front of Lambda)."""
+    granted_scopes: frozenset[str] | None = None
+    """The scopes the caller's verified token grants; None when no token vouches for any
+    (AuthMode NONE, IAM), and then tools' scopes are not enforced."""
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
@@ -142,9 +148,10 @@ class RpcServer(Protocol):
         *,
         deadline: float | None = None,
         streaming: bool = False,
+        granted_scopes: frozenset[str] | None = None,
     ) -> Served:
         """Answer a 2026-07-28 request. Errors are raised as McpError; the transport answers
-        them."""
+        them (but `InsufficientScope`, which the edge answers)."""
         ...
 
 
@@ -343,8 +350,15 @@ class HttpTransport:
                     version[:_LOGGED_ID_CHARS], self.supported_versions
                 )
             served = self.server.serve(
-                message, meta, http.principal, deadline=http.deadline, streaming=http.streaming
+                message,
+                meta,
+                http.principal,
+                deadline=http.deadline,
+                streaming=http.streaming,
+                granted_scopes=http.granted_scopes,
             )
+        except InsufficientScope:
+            raise  # the edge answers it: 403 with its WWW-Authenticate challenge
         except McpError as exc:
             return _error(exc.http_status, exc, message.id)
         except Exception:
@@ -390,6 +404,8 @@ class HttpTransport:
                 return _error(404, MethodNotFound(f"Method not found: {message.method}"), rid)
         try:
             served = self.legacy.post(http, message)
+        except InsufficientScope:
+            raise  # the edge answers it, as in 2026-07-28 (not 200 inside the session)
         except LegacyTransportError as exc:
             return _error(exc.http_status, exc, rid)
         except ServiceUnavailable as exc:

@@ -52,6 +52,9 @@ class Call:
     """`time.monotonic()` by which an inline run must end (from the function's time left)."""
     streaming: bool = False
     """Whether a streamed answer reaches the client as it is made (else whole, at its end)."""
+    granted_scopes: frozenset[str] | None = None
+    """The scopes the caller's verified token grants (None: no token vouches for any, and
+    tools' scopes are not enforced); `InlineRunner.run_call` checks a tool's against them."""
 
     @property
     def capabilities(self) -> m.ClientCapabilities:

@@ -4,10 +4,11 @@ A tool that asks a question answers `input_required` with the outstanding `input
 sealed `requestState` holding the answers so far, the step results (encrypted) and the keys just
 asked; the retried call replays the tool with them plus its answers to exactly those keys.
 
-`InlineRunner.run_call` is the one decision both eras share: by the tool's task policy and
-the request's opt-in, a call runs inline, becomes a task at once, or runs its prelude inline
-until `ctx.run_as_task()` and then becomes a task with the answers gathered so far. A run
-that reaches the request's deadline answers a tool error saying so.
+`InlineRunner.run_call` is the one decision both eras share: first whether the caller's token
+grants the tool's scopes (`InsufficientScope`, answered 403 by the HTTP edge), then, by the
+tool's task policy and the request's opt-in, a call runs inline, becomes a task at once, or
+runs its prelude inline until `ctx.run_as_task()` and then becomes a task with the answers
+gathered so far. A run that reaches the request's deadline answers a tool error saying so.
 """
 
 from __future__ import annotations
@@ -17,7 +18,12 @@ from collections.abc import Callable
 from typing import Any
 
 from mcp_tasks_aws.protocol import models as m
-from mcp_tasks_aws.protocol.errors import InvalidParams, McpError, MissingClientCapability
+from mcp_tasks_aws.protocol.errors import (
+    InsufficientScope,
+    InvalidParams,
+    McpError,
+    MissingClientCapability,
+)
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec, SealedRound, digest
 from mcp_tasks_aws.server.call import Call, TaskCreator
 from mcp_tasks_aws.tools.context import STEP_PREFIX, BecomeTask, InputNeeded, ToolContext
@@ -124,6 +130,10 @@ class InlineRunner:
         spec = self.toolset.tools.get(params.name)
         if spec is None:
             raise InvalidParams(f"Unknown tool: {params.name}")
+        # Every era's tools/call passes here once, with the body's name: the tool that runs.
+        granted = call.granted_scopes
+        if granted is not None and not spec.scopes <= granted:
+            raise InsufficientScope(spec.name, spec.scopes, spec.scopes - granted)
         if spec.task is TaskPolicy.REQUIRED and not opted_in:
             raise MissingClientCapability(
                 {"extensions": {m.TASKS_EXTENSION: {}}},

@@ -125,11 +125,14 @@ class McpServer:
         session: Session | None = None,
         deadline: float | None = None,
         streaming: bool = False,
+        granted_scopes: frozenset[str] | None = None,
     ) -> Served:
         """Transport entry point, both eras: the message or stream, notifications, headers.
 
         Errors raise McpError. A stream (subscriptions/listen, a 2025-11-25 call that asks)
         yields whole messages, the last one being the response; its notifications travel in it.
+        `granted_scopes` are what the caller's token grants (None: tools' scopes are not
+        enforced).
         """
         call = Call(
             request,
@@ -139,6 +142,7 @@ class McpServer:
             session=session,
             deadline=deadline,
             streaming=streaming,
+            granted_scopes=granted_scopes,
         )
         result = self.handle(call)
         if isinstance(result, dict):

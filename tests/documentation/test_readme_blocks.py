@@ -1,0 +1,145 @@
+"""Every command and snippet of the README runs as written against the embedded stack.
+
+The README's fenced `sh` and `python` blocks are read in order. A block runs unless an HTML
+comment right above it says `<!-- not run: why -->`; `<!-- run: ... -->` adds options:
+`stdin=TEXT` (typed at the CLI's forms), `tools=MODULE` (against a stack serving that module,
+written by an earlier block whose first line is `# MODULE.py`), `python` (run a python block
+as a script). A python block whose first line names a file (`# my_tools.py`) is written to a
+scratch folder instead of run. Each block's `http://127.0.0.1:8000/mcp` is the test stack's
+URL, and a block passes when it exits 0: every example the README shows must work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from mcp_support import running_stack
+from mcp_tasks_aws.local.stack import EmbeddedStack
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+LOCAL_URL = "http://127.0.0.1:8000/mcp"
+FENCE = re.compile(
+    r"(?:<!-- (?P<note>[^>]*) -->\n)?```(?P<lang>sh|python)\n(?P<body>.*?)\n```", re.DOTALL
+)
+
+
+@dataclass
+class Block:
+    line: int
+    lang: str
+    body: str
+    skip: str | None = None
+    options: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def file_name(self) -> str | None:
+        match = re.match(r"# (\w+\.py)\n", self.body)
+        return match.group(1) if match and self.lang == "python" else None
+
+    def __str__(self) -> str:
+        return f"README.md:{self.line} ({self.lang})"
+
+
+def blocks(text: str) -> list[Block]:
+    found = []
+    for match in FENCE.finditer(text):
+        block = Block(text[: match.start()].count("\n") + 1, match["lang"], match["body"])
+        note = match["note"] or ""
+        if note.startswith("not run:"):
+            block.skip = note.removeprefix("not run:").strip()
+        elif note.startswith("run:"):
+            for option in note.removeprefix("run:").split():
+                key, _, value = option.partition("=")
+                block.options[key] = value.replace("\\n", "\n")
+        found.append(block)
+    return found
+
+
+def test_the_readme_has_runnable_blocks_and_says_why_others_are_not_run() -> None:
+    found = blocks(README.read_text())
+    runnable = [b for b in found if b.skip is None]
+    assert len(runnable) >= 5, [str(b) for b in found]
+    assert all(b.skip for b in found if b.skip is not None), "say why a block is not run"
+
+
+def test_the_block_reader_sees_options_and_skips() -> None:
+    sample = (
+        "<!-- not run: a server -->\n```sh\nmake run\n```\n<!-- run: stdin=y -->\n```sh\nls\n```"
+    )
+    first, second = blocks(sample)
+    assert first.skip == "a server"
+    assert second.options == {"stdin": "y"}
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("readme")
+
+
+@pytest.fixture(scope="module")
+def demo() -> Iterator[EmbeddedStack]:
+    with running_stack(MCP_TASKS_TOOLS="demo") as stack:
+        yield stack
+
+
+def run(block: Block, url: str, scratch: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        # The venv's commands (mcp-tasks, python) first, as the README's `export PATH` does.
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "MCP_TASKS_URL": url,
+        "PYTHONPATH": os.pathsep.join([str(scratch), os.environ.get("PYTHONPATH", "")]),
+        # The CLI's own files (task history, sign-ins) stay out of the real home.
+        "HOME": str(home),
+        "XDG_STATE_HOME": str(home / "state"),
+        "XDG_CACHE_HOME": str(home / "cache"),
+    }
+    body = block.body.replace(LOCAL_URL, url)
+    if block.lang == "sh":
+        argv = ["bash", "-euo", "pipefail", "-c", body]
+    else:
+        argv = [sys.executable, "-c", body]
+    return subprocess.run(
+        argv,
+        cwd=ROOT,
+        env=env,
+        input=block.options.get("stdin", "") + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_every_readme_block_runs_as_written(
+    demo: EmbeddedStack, scratch: Path, tmp_path: Path
+) -> None:
+    stacks: dict[str, EmbeddedStack] = {}
+    sys.path.insert(0, str(scratch))  # an in-process stack imports the README's modules
+    with contextlib.ExitStack() as opened:
+        opened.callback(sys.path.remove, str(scratch))
+        for block in blocks(README.read_text()):
+            if block.skip is not None:
+                continue
+            if block.file_name is not None:
+                (scratch / block.file_name).write_text(block.body + "\n")
+                continue
+            module = block.options.get("tools")
+            if module is not None and module not in stacks:
+                stacks[module] = opened.enter_context(running_stack(MCP_TASKS_TOOLS=module))
+            stack = stacks[module] if module is not None else demo
+            done = run(block, stack.url, scratch, tmp_path)
+            assert done.returncode == 0, (
+                f"{block} failed ({done.returncode}):\n{block.body}\n"
+                f"--- stdout\n{done.stdout[-2000:]}\n--- stderr\n{done.stderr[-2000:]}"
+            )
