@@ -1,4 +1,4 @@
-"""Fixtures of the sign-in tests (helpers live in oauth_support)."""
+"""Fixtures of the sign-in tests (helpers live in support.oauth)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import pytest
 
 from mcp_tasks_aws.edge.jwks import JwksCache
 from mcp_tasks_aws.edge.tokens import TokenVerifier
-from oauth_support import ISSUER, JWKS_URI, RESOURCE, Clock, Issuer
+from support.clock import Clock
+from support.oauth import ISSUER, JWKS_URI, RESOURCE, Issuer
 
 
 @pytest.fixture

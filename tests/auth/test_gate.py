@@ -16,7 +16,7 @@ from mcp_tasks_aws.edge.jwks import KeysUnavailable
 from mcp_tasks_aws.edge.tokens import TokenVerifier
 from mcp_tasks_aws.local.apigw_emulator import build_event
 from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse
-from oauth_support import ISSUER, RESOURCE, Issuer, unsigned
+from support.oauth import ISSUER, RESOURCE, Issuer, unsigned
 
 METADATA_URL = "https://mcp.example/.well-known/oauth-protected-resource/mcp"
 NOW = int(time.time())

@@ -9,7 +9,7 @@ import pytest
 from joserfc.jwk import RSAKey
 
 from mcp_tasks_aws.edge import jose
-from oauth_support import Issuer, b64, unsigned
+from support.oauth import Issuer, b64, unsigned
 
 
 @pytest.mark.parametrize("alg", ["RS256", "RS384", "RS512", "PS256", "PS512", "ES256", "ES384",

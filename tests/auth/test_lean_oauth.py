@@ -4,8 +4,8 @@ deployed function's environment, as the Lambda runtime would start it)."""
 
 from __future__ import annotations
 
-from lambda_support import API_CHILD_PRELUDE, api_job, deployed_environment, run_child
 from mcp_tasks_aws.local.apigw_emulator import build_event
+from support.lambdas import API_CHILD_PRELUDE, api_job, deployed_environment, run_child
 
 CHILD = (
     API_CHILD_PRELUDE

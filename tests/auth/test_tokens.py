@@ -11,7 +11,8 @@ import pytest
 from mcp_tasks_aws.edge import jwks
 from mcp_tasks_aws.edge.jwks import JwksCache, KeysUnavailable
 from mcp_tasks_aws.edge.tokens import TokenRefused, TokenVerifier, scopes_of
-from oauth_support import ISSUER, JWKS_URI, RESOURCE, Clock, Issuer, unsigned
+from support.clock import Clock
+from support.oauth import ISSUER, JWKS_URI, RESOURCE, Issuer, unsigned
 
 NOW = int(time.time())
 

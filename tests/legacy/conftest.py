@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from legacy_support import LegacyClient, legacy_transport
-from mcp_support import running_stack
 from mcp_tasks_aws.local.stack import EmbeddedStack
 from mcp_tasks_aws.protocol.transport import HttpTransport
+from support.legacy import LegacyClient, legacy_transport
+from support.mcp import running_stack
 
 
 @pytest.fixture

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from aws_calls_support import aws_calls
-from legacy_support import LEGACY_VERSION
 from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
 from mcp_tasks_aws.local.stack import EmbeddedStack
+from support.aws_calls import aws_calls
+from support.legacy import LEGACY_VERSION
 
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from legacy_support import LegacyClient, legacy_transport, messages, visible_ascii
-from mcp_support import McpClient, envelope
 from mcp_tasks_aws.protocol.transport import HttpResponse, HttpTransport
+from support.legacy import LegacyClient, legacy_transport, messages, visible_ascii
+from support.mcp import McpClient, envelope
 
 
 def assert_error(response: HttpResponse, status: int, code: int) -> str:

@@ -11,20 +11,13 @@ from typing import Any
 
 import pytest
 
-from legacy_support import (
-    LegacyClient,
-    last_event_id,
-    messages,
-    priming_id,
-    questions,
-    sse_events,
-)
 from mcp_tasks_aws.protocol.era import Era
 from mcp_tasks_aws.protocol.legacy import LegacySession
 from mcp_tasks_aws.protocol.sealing import Sealer
 from mcp_tasks_aws.protocol.transport import HttpResponse, HttpTransport
 from mcp_tasks_aws.server.legacy.questions import InlineQuestions, Resumable, StreamIds
 from mcp_tasks_aws.server.legacy.sessions import InMemoryLegacySessionStore, ParkedCall
+from support.legacy import LegacyClient, last_event_id, messages, priming_id, questions, sse_events
 
 NAME = {"action": "accept", "content": {"name": "Alice"}}
 

@@ -19,23 +19,16 @@ from mcp_tasks_aws.protocol.legacy import (
 from mcp_tasks_aws.protocol.sealing import Sealer, Unsealable
 from mcp_tasks_aws.server.legacy.methods import task_support
 from mcp_tasks_aws.tools.registry import TaskPolicy
+from support.clock import Clock
 
 SECRET = b"k" * 32
-
-
-class Clock:
-    def __init__(self, now: float = 1_800_000_000) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 # -- sealing ------------------------------------------------------------------------------------
 
 
 def test_a_sealed_payload_opens_as_its_kind_until_it_expires() -> None:
-    clock = Clock()
+    clock = Clock(1_800_000_000)
     sealer = Sealer(SECRET, "test", clock=clock)
     token = sealer.seal("s1", {"a": [1, "b"]}, expires_at=int(clock.now) + 10)
     assert sealer.open("s1", token) == {"a": [1, "b"], "exp": int(clock.now) + 10}
@@ -93,7 +86,7 @@ def test_a_session_opens_for_its_caller_only() -> None:
 
 
 def test_a_session_expires_after_its_lifetime() -> None:
-    clock = Clock()
+    clock = Clock(1_800_000_000)
     codec = SessionCodec(Sealer(SECRET, "legacy-sessions", clock=clock), ttl_seconds=60)
     token, _ = codec.issue("2025-11-25", {}, "anonymous")
     clock.now += 59

@@ -5,7 +5,6 @@ servers use. Each case runs against both."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -13,8 +12,7 @@ import boto3
 import pytest
 
 from mcp_tasks_aws.aws.sessions import DynamoLegacySessionStore
-from mcp_tasks_aws.local.aws import REGION, LocalAws, start_local_aws
-from mcp_tasks_aws.local.stack import PROJECT_ROOT
+from mcp_tasks_aws.local.aws import REGION, LocalAws
 from mcp_tasks_aws.server.legacy.sessions import (
     CallConflict,
     InMemoryLegacySessionStore,
@@ -23,6 +21,7 @@ from mcp_tasks_aws.server.legacy.sessions import (
     SessionEnded,
     SessionState,
 )
+from support.clock import Clock
 
 NOW = 1_800_000_000
 LATER = NOW + 3600
@@ -30,29 +29,9 @@ ELICIT = {"method": "elicitation/create", "params": {"message": "Name?", "reques
 ROOTS = {"method": "roots/list", "params": {}}
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = float(NOW)
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture(scope="module")
-def local_aws() -> Iterator[LocalAws]:
-    saved = dict(os.environ)
-    aws = start_local_aws(PROJECT_ROOT / "template.yaml")
-    try:
-        yield aws
-    finally:
-        aws.stop()
-        os.environ.clear()
-        os.environ.update(saved)
-
-
 @pytest.fixture
 def clock() -> Clock:
-    return Clock()
+    return Clock(float(NOW))
 
 
 @pytest.fixture(params=["memory", "dynamodb"])

@@ -14,7 +14,12 @@ from typing import Any
 
 import pytest
 
-from legacy_support import (
+from mcp_tasks_aws.protocol.legacy import SessionCodec
+from mcp_tasks_aws.protocol.sealing import Sealer
+from mcp_tasks_aws.protocol.transport import HttpResponse, HttpTransport
+from mcp_tasks_aws.server.legacy.questions import StreamIds
+from support.domain import Domain, accept, tools
+from support.legacy import (
     LegacyClient,
     last_event_id,
     messages,
@@ -23,12 +28,7 @@ from legacy_support import (
     sse_events,
     task_transport,
 )
-from mcp_support import SECRET
-from mcp_tasks_aws.protocol.legacy import SessionCodec
-from mcp_tasks_aws.protocol.sealing import Sealer
-from mcp_tasks_aws.protocol.transport import HttpResponse, HttpTransport
-from mcp_tasks_aws.server.legacy.questions import StreamIds
-from tasks.domain import Domain, accept, tools
+from support.mcp import SECRET
 
 RELATED = "io.modelcontextprotocol/related-task"
 OTHER = "jwt:https://issuer|grace|app"

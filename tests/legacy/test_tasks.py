@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from legacy_support import LegacyClient, task_transport
-from mcp_support import TASKS_EXTENSION, McpClient
 from mcp_tasks_aws.protocol.transport import HttpTransport
-from tasks.domain import Domain, tools
+from support.domain import Domain, tools
+from support.legacy import LegacyClient, task_transport
+from support.mcp import TASKS_EXTENSION, McpClient
 
 OTHER = "jwt:https://issuer|grace|app"
 THIRTY_DAYS_MS = 30 * 24 * 3600 * 1000

@@ -14,22 +14,23 @@ from typing import Any
 
 import pytest
 
-from listen.conftest import (
+from mcp_tasks_aws.local.stack import EmbeddedStack
+from mcp_tasks_aws.protocol.transport import HttpResponse
+from support.listen import (
     ACKNOWLEDGED,
     NO_TASKS_CAPABILITIES,
     SUBSCRIPTION_ID,
     TASK_NOTIFICATION,
-    TASKS_EXTENSION,
-    TASKS_SCHEMA_PATH,
     Listened,
-    TaskClient,
-    assert_valid,
-    jwt,
     listen,
 )
-from mcp_tasks_aws.local.stack import EmbeddedStack
-from mcp_tasks_aws.protocol.transport import HttpResponse
-from tasks.conftest import make_record, now_ms
+from support.mcp import TASKS_EXTENSION
+from support.records import ON_STACK
+from support.schemas import MCP, TASKS
+from support.tasks import TaskClient, jwt, now_ms
+
+assert_valid = MCP.assert_valid
+make_record = ON_STACK.make  # records as the embedded stack's anonymous caller creates them
 
 # Metrics are disabled locally; Powertools warns on each empty flush.
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
@@ -245,7 +246,7 @@ def test_a_listen_that_cannot_stream_is_not_acceptable(client: Any) -> None:
 
 
 def test_the_tasks_schema_resolves_offline() -> None:
-    schema = json.loads(TASKS_SCHEMA_PATH.read_text())
+    schema = TASKS.document
     refs = {
         value
         for value in _walk_refs(schema)

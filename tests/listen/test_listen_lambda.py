@@ -13,19 +13,19 @@ from typing import Any
 
 import pytest
 
-from listen.conftest import (
+from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
+from mcp_tasks_aws.local.stack import EmbeddedStack
+from support.listen import (
     ACKNOWLEDGED,
     SUBSCRIPTION_ID,
     TASK_NOTIFICATION,
     PacedDispatch,
-    TaskClient,
     assert_valid_message,
     listen_body,
     listen_headers,
     without_result_type,
 )
-from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
-from mcp_tasks_aws.local.stack import EmbeddedStack
+from support.tasks import TaskClient
 
 # Metrics are disabled locally; Powertools warns on each empty flush.
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")

@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
-from listen.conftest import (
+from mcp_tasks_aws.local.stack import EmbeddedStack
+from mcp_tasks_aws.protocol.progress import parse_status
+from support.listen import (
     NO_TASKS_CAPABILITIES,
     PROMPTS_CHANGED,
     SUBSCRIPTION_ID,
@@ -21,15 +23,12 @@ from listen.conftest import (
     TOOLS_CHANGED,
     Background,
     PacedDispatch,
-    TaskClient,
     as_get,
     listen,
     listen_until_terminal,
     without_result_type,
 )
-from mcp_tasks_aws.local.stack import EmbeddedStack
-from mcp_tasks_aws.protocol.progress import parse_status
-from tasks.conftest import wait_until
+from support.tasks import TaskClient, wait_until
 
 # Metrics are disabled locally; Powertools warns on each empty flush.
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")

@@ -11,17 +11,11 @@ from typing import Any
 
 import pytest
 
-from listen.conftest import (
-    NO_TASKS_CAPABILITIES,
-    TaskClient,
-    WorkerDispatch,
-    listen,
-    listen_body,
-    listen_headers,
-)
-from mcp_support import running_stack
 from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
 from mcp_tasks_aws.local.stack import EmbeddedStack
+from support.listen import NO_TASKS_CAPABILITIES, listen, listen_body, listen_headers
+from support.mcp import running_stack
+from support.tasks import TaskClient, WorkerDispatch
 
 # Metrics are disabled locally; Powertools warns on each empty flush.
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")

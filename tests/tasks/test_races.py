@@ -25,16 +25,10 @@ from mcp_tasks_aws.local.lambdas import LAMBDAS
 from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.model import new_task_id
 from mcp_tasks_aws.tasks.worker import LegRunner
-from tasks.conftest import (
-    TaskClient,
-    elicit_answer,
-    jwt,
-    jwt_principal,
-    make_record,
-    now_ms,
-    on_path,
-    wait_until,
-)
+from support.records import ON_STACK
+from support.tasks import TaskClient, elicit_answer, jwt, jwt_principal, now_ms, on_path, wait_until
+
+make_record = ON_STACK.make  # records as the embedded stack's anonymous caller creates them
 
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
 

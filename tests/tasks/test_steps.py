@@ -9,17 +9,17 @@ from typing import Any
 
 import pytest
 
-from mcp_support import running_stack
 from mcp_tasks_aws.local.stack import EmbeddedStack
-from tasks import step_tools
-from tasks.conftest import TaskClient, WorkerDispatch, elicit_answer
+from support import step_tools
+from support.mcp import running_stack
+from support.tasks import TaskClient, WorkerDispatch, elicit_answer
 
 TOOL = "charge_then_confirm"
 
 
 @pytest.fixture(scope="module")
 def step_stack() -> Iterator[EmbeddedStack]:
-    with running_stack(MCP_TASKS_TOOLS="tasks.step_tools") as running:
+    with running_stack(MCP_TASKS_TOOLS="support.step_tools") as running:
         yield running
 
 

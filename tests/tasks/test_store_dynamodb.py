@@ -21,8 +21,11 @@ from mcp_tasks_aws.tasks import transitions as t
 from mcp_tasks_aws.tasks.exceptions import TaskTooLarge
 from mcp_tasks_aws.tasks.model import new_task_id
 from mcp_tasks_aws.tasks.ports import Throttled
-from tasks.conftest import make_record, now_ms
-from tasks.domain import ELICIT, elicit_request
+from support.domain import ELICIT, elicit_request
+from support.records import ON_STACK
+from support.tasks import now_ms
+
+make_record = ON_STACK.make  # records as the embedded stack's anonymous caller creates them
 
 ANSWERER = "anonymous"
 

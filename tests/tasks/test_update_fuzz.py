@@ -11,12 +11,12 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from mcp_support import SECRET, TASKS_EXTENSION, McpClient
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec
 from mcp_tasks_aws.protocol.transport import HttpTransport
 from mcp_tasks_aws.server.methods import SUPPORTED_VERSIONS, McpServer
 from mcp_tasks_aws.server.tasks import TasksEndpoint
-from tasks.domain import ALICE, Domain, accept, tools
+from support.domain import ALICE, Domain, accept, tools
+from support.mcp import SECRET, TASKS_EXTENSION, McpClient
 
 OPTED_IN: dict[str, Any] = {"elicitation": {}, "extensions": {TASKS_EXTENSION: {}}}
 

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from mcp_support import SECRET, TASKS_EXTENSION, McpClient
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec
 from mcp_tasks_aws.protocol.transport import HttpTransport
 from mcp_tasks_aws.server.methods import SUPPORTED_VERSIONS, McpServer
 from mcp_tasks_aws.server.tasks import TasksEndpoint
 from mcp_tasks_aws.tasks.ports import Throttled
-from tasks.domain import Domain, accept, tools
+from support.domain import Domain, accept, tools
+from support.mcp import SECRET, TASKS_EXTENSION, McpClient
 
 OPTED_IN: dict[str, Any] = {"elicitation": {}, "extensions": {TASKS_EXTENSION: {}}}
 ANONYMOUS = "anonymous"

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from mcp_support import PROTOCOL_VERSION, envelope, running_stack
 from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
 from mcp_tasks_aws.local.stack import EmbeddedStack
+from support.mcp import PROTOCOL_VERSION, envelope, running_stack
 
 # Never let an environment proxy see loopback traffic.
 _OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))

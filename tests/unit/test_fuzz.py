@@ -17,12 +17,12 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_support import SECRET, conformance_settings
 from mcp_tasks_aws.app import build_transport
 from mcp_tasks_aws.edge.apigw import request_from_event
 from mcp_tasks_aws.protocol.errors import InvalidParams, McpError
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec, SealedRound, digest
 from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse
+from support.mcp import SECRET, conformance_settings
 
 BOUNDED = settings(
     max_examples=150,

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 import pytest
 
-from mcp_support import McpClient
 from mcp_tasks_aws import Header, ToolDefinitionError, ToolSet
 from mcp_tasks_aws.protocol.errors import HeaderMismatch
 from mcp_tasks_aws.protocol.headers import (
@@ -20,6 +19,7 @@ from mcp_tasks_aws.protocol.headers import (
     decode_header_value,
     param_headers_of,
 )
+from support.mcp import McpClient
 
 # -- value encoding ------------------------------------------------------------------------------
 

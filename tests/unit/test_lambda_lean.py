@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import pytest
 
-from lambda_support import API_CHILD_PRELUDE, PROJECT_ROOT, api_job, run_child
 from mcp_tasks_aws.local.apigw_emulator import build_event
+from support.lambdas import API_CHILD_PRELUDE, PROJECT_ROOT, api_job, run_child
 
 PROTOCOL_VERSION = "2026-07-28"
 FORBIDDEN = ("mcp", "moto", "rich", "mcp_tasks_aws.local")

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from mcp_support import PROTOCOL_VERSION, envelope, running_stack
 from mcp_tasks_aws.local.aws import LAMBDAS
 from mcp_tasks_aws.local.stack import EmbeddedStack
+from support.mcp import PROTOCOL_VERSION, envelope, running_stack
 
 
 @pytest.fixture(scope="module")
@@ -200,7 +200,7 @@ def test_an_inline_call_longer_than_the_function_timeout_ends_with_a_clear_error
 def test_a_worker_leg_longer_than_its_timeout_fails_the_task(
     stack: EmbeddedStack, path: str, said: str
 ) -> None:
-    from tasks.conftest import TaskClient, WorkerDispatch, on_path
+    from support.tasks import TaskClient, WorkerDispatch, on_path
 
     # Given a worker whose function times out after 1 s
     name = stack.aws.function_name("WorkerFunction")

@@ -9,6 +9,7 @@ import pytest
 from mcp_tasks_aws import ToolContext
 from mcp_tasks_aws.protocol.models import ClientCapabilities
 from mcp_tasks_aws.protocol.progress import Progress, ProgressThrottle, format_status, parse_status
+from support.clock import Clock
 
 
 @pytest.mark.parametrize(
@@ -79,16 +80,8 @@ def test_bad_numbers_are_refused(progress: Any, total: Any, why: str) -> None:
 # -- the inline throttle -------------------------------------------------------------------------
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_throttle_sends_the_first_the_due_and_the_final_report() -> None:
-    clock = Clock()
+    clock = Clock(0.0)
     throttle = ProgressThrottle(interval_s=0.1, clock=clock)
     sent = []
     for at, value in [(0.0, 0), (0.05, 10), (0.1, 20), (0.12, 30), (0.13, 100)]:
@@ -99,7 +92,7 @@ def test_throttle_sends_the_first_the_due_and_the_final_report() -> None:
 
 
 def test_throttle_drops_values_that_do_not_increase_and_stops_at_its_limit() -> None:
-    clock = Clock()
+    clock = Clock(0.0)
     throttle = ProgressThrottle(interval_s=0, limit=3, clock=clock)
     admitted = [throttle.admit(value, None) for value in (5, 5, 4, 6, 7, 8)]
     assert admitted == [True, False, False, True, True, False]

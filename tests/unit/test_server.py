@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 from pydantic import BaseModel, Field
 
-from mcp_support import TASKS_EXTENSION, McpClient
 from mcp_tasks_aws import ToolContext, ToolError, ToolSet
+from support.mcp import TASKS_EXTENSION, McpClient
 
 ACCEPT_ALICE = {"action": "accept", "content": {"name": "Alice"}}
 Factory = Callable[..., McpClient]

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from mcp_support import McpClient
 from mcp_tasks_aws import TaskPolicy, ToolContext, ToolError, ToolSet
 from mcp_tasks_aws.protocol.transport import HttpRequest
+from support.mcp import McpClient
 
 tools = ToolSet(name="hardening", version="0")
 charges: Counter[str] = Counter()

@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-from mcp_support import McpClient
 from mcp_tasks_aws.app import build_transport, state_secrets
 from mcp_tasks_aws.aws.secrets import SecretsManagerSecrets
 from mcp_tasks_aws.config import Settings
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec, SealedRound, StaticSecrets
+from support.clock import Clock
+from support.mcp import McpClient
 
 OLD, NEW = "o" * 40, "n" * 40
 BINDING = {"m": "tools/call", "n": "t", "a": "x", "p": "y"}
@@ -33,14 +34,6 @@ class CountingClient:
         if self.fail:
             raise ConnectionError("endpoint unreachable")
         return self.client.get_secret_value(**kwargs)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture

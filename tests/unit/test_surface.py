@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from mcp_support import SECRET, McpClient
 from mcp_tasks_aws import ResourceNotFound, ToolContext, ToolDefinitionError, ToolSet
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec
 from mcp_tasks_aws.server.methods import McpServer
+from support.mcp import SECRET, McpClient
 
 surface = ToolSet(name="surface", version="1")
 

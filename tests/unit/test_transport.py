@@ -7,7 +7,11 @@ from typing import Any
 
 import pytest
 
-from mcp_support import (
+from mcp_tasks_aws.app import build_transport
+from mcp_tasks_aws.protocol.errors import InvalidParams
+from mcp_tasks_aws.protocol.jsonrpc import Request
+from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse, HttpTransport
+from support.mcp import (
     ALLOWED_ORIGIN,
     CAPABILITIES_KEY,
     LOG_LEVEL_KEY,
@@ -18,10 +22,6 @@ from mcp_support import (
     conformance_settings,
     envelope,
 )
-from mcp_tasks_aws.app import build_transport
-from mcp_tasks_aws.protocol.errors import InvalidParams
-from mcp_tasks_aws.protocol.jsonrpc import Request
-from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse, HttpTransport
 
 DISCOVER = {
     "jsonrpc": "2.0",

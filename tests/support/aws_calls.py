@@ -1,5 +1,4 @@
-"""Counting the AWS calls a request costs: shared by the cost tests of both eras. A plain
-module, not a conftest, so folders with their own conftest can import it."""
+"""Counting the AWS calls a request costs: shared by the cost tests of both eras."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """What the domain tests share: an in-memory store, a runner that records what it was told, a
 clock the test moves, tools with known behaviour, and a way to stop one caller between two
-store calls while another goes first. No moto, no threads unless a test asks for a pause."""
+store calls while another goes first. No moto, no threads unless a test asks for a pause.
+
+Its task records are `support.records.make_record` (alice's `echo`, created at START_MS)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from mcp_tasks_aws.tasks.memory import InMemoryTaskStore
 from mcp_tasks_aws.tasks.model import TaskRecord, new_task_id
 from mcp_tasks_aws.tasks.service import TaskService
 from mcp_tasks_aws.tasks.worker import LegRunner
+from support.clock import Clock
 
 ALICE = "jwt:https://issuer|alice|app"
 BOB = "jwt:https://issuer|bob|app"
@@ -39,19 +42,6 @@ def elicit_request(message: str = "ok?") -> dict[str, Any]:
         "method": ELICIT,
         "params": {"mode": "form", "message": message, "requestedSchema": CONFIRM},
     }
-
-
-class Clock:
-    """Epoch milliseconds the test controls."""
-
-    def __init__(self, now: int = START_MS) -> None:
-        self.now = now
-
-    def __call__(self) -> int:
-        return self.now
-
-    def advance(self, ms: int) -> None:
-        self.now += ms
 
 
 @dataclass
@@ -231,7 +221,8 @@ async def ask_first(ctx: ToolContext) -> str:
 class Domain:
     """A store, a runner, the use cases and the worker, sharing one clock."""
 
-    clock: Clock = field(default_factory=Clock)
+    clock: Clock = field(default_factory=lambda: Clock(START_MS))
+    """Epoch milliseconds the test controls."""
     runner: RecordingRunner = field(default_factory=RecordingRunner)
     results: ResultBucket = field(default_factory=ResultBucket)
     direct: bool = False
@@ -276,24 +267,6 @@ class Domain:
         record = self.store.get(task_id)
         assert record is not None
         return record
-
-
-def make_record(**overrides: Any) -> TaskRecord:
-    """A working task of alice's, created at START_MS with a one-hour TTL, unless overridden."""
-    values: dict[str, Any] = {
-        "task_id": new_task_id(),
-        "owner": ALICE,
-        "tool": "echo",
-        "arguments": {"text": "hi"},
-        "capabilities": CAPABILITIES,
-        "status": "working",
-        "created_at": START_MS,
-        "updated_at": START_MS,
-        "ttl_ms": 3_600_000,
-        "poll_interval_ms": 100,
-    }
-    values.update(overrides)
-    return TaskRecord(**values)
 
 
 # -- stopping a caller between two store calls -------------------------------------------------

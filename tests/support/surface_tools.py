@@ -1,5 +1,5 @@
 """A tools module for the task-content tests: binary results and numeric progress in tasks
-(served by an embedded stack with MCP_TASKS_TOOLS=tasks.surface_tools)."""
+(served by an embedded stack with MCP_TASKS_TOOLS=support.surface_tools)."""
 
 from __future__ import annotations
 

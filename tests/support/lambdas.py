@@ -1,6 +1,6 @@
 """Running the deployed functions' handlers in a fresh interpreter, as the Lambda runtime starts
-them, for the tests of what a cold start imports (`tests/unit/test_lambda_lean.py`,
-`tests/auth/test_lean_oauth.py`). A plain module, not a conftest, so any folder can import it."""
+them, for the tests of what a cold start imports (`tests/edge/test_lambda_lean.py`,
+`tests/edge/test_lean_oauth.py`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any
 
 from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 API_HANDLER = str(PROJECT_ROOT / "handlers" / "api.py")
 
 API_CHILD_PRELUDE = """

@@ -1,5 +1,5 @@
 """A tools module for the client tests: a task whose result is larger than an SSE event the
-SDK client accepts (served by an embedded stack with MCP_TASKS_TOOLS=big_tools)."""
+SDK client accepts (served by an embedded stack with MCP_TASKS_TOOLS=support.big_tools)."""
 
 from __future__ import annotations
 

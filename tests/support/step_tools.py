@@ -1,5 +1,5 @@
 """A tools module for the step tests: side effects counted, so a test can tell a replay from
-a rerun (served by an embedded stack with MCP_TASKS_TOOLS=tasks.step_tools)."""
+a rerun (served by an embedded stack with MCP_TASKS_TOOLS=support.step_tools)."""
 
 from __future__ import annotations
 

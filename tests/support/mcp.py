@@ -1,5 +1,5 @@
-"""What the foundation tests share: request envelopes and an MCP client over the real
-transport. A plain module, not a conftest, so folders with their own conftest can import it."""
+"""Request envelopes and an MCP client over the real transport (2026-07-28), the conformance
+settings, and an embedded stack configured by its environment."""
 
 from __future__ import annotations
 

@@ -1,45 +1,21 @@
-"""A 2025-11-25 client over the real transport, for the dual-era tests (a plain module, like
-`mcp_support`, so any folder can import it)."""
+"""A 2025-11-25 client over the real transport, and reading its SSE answers, for the dual-era
+tests (the 2025-11-25 schema is `support.schemas.LEGACY_MCP`)."""
 
 from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
-
-from mcp_support import McpClient, conformance_settings
 from mcp_tasks_aws.app import build_transport
 from mcp_tasks_aws.protocol.transport import HttpResponse, HttpTransport
+from support.mcp import SECRET, McpClient, conformance_settings
 
 LEGACY_VERSION = "2025-11-25"
 ALL_CAPABILITIES: dict[str, Any] = {"elicitation": {}, "sampling": {}, "roots": {}}
 
-SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "mcp-2025-11-25.schema.json"
-SCHEMA_URI = "urn:mcp:schema:2025-11-25"
-SCHEMA: dict[str, Any] = json.loads(SCHEMA_PATH.read_text())
-_REGISTRY: Registry = Registry().with_resource(
-    SCHEMA_URI, Resource.from_contents(SCHEMA, default_specification=DRAFT202012)
-)
 MODERN_ONLY = {"resultType", "ttlMs", "cacheScope"}
 """2026-07-28 fields a legacy answer must not carry (the schema lets results carry extras)."""
-
-
-def validator(definition: str) -> Draft202012Validator:
-    """A validator for one definition of the published 2025-11-25 schema (the copy in tests)."""
-    assert definition in SCHEMA["$defs"], definition
-    return Draft202012Validator({"$ref": f"{SCHEMA_URI}#/$defs/{definition}"}, registry=_REGISTRY)
-
-
-def assert_valid(instance: Any, definition: str) -> None:
-    errors = sorted(validator(definition).iter_errors(instance), key=lambda e: list(e.path))
-    assert not errors, f"not a valid {definition}: " + "; ".join(
-        f"{list(e.absolute_path)}: {e.message}" for e in errors[:5]
-    )
 
 
 def legacy_transport(**settings: Any) -> HttpTransport:
@@ -201,7 +177,6 @@ def task_transport(service: Any, toolset: Any, **options: Any) -> HttpTransport:
     """Both eras over `service` (a `TaskService`, usually a test domain's in-memory one), with
     the 2025-11-25 tasks utility for its sessions and short windows (300 ms, polled every 20 ms);
     `page_size` pages `tasks/list` only."""
-    from mcp_support import SECRET
     from mcp_tasks_aws.protocol.request_state import RequestStateCodec
     from mcp_tasks_aws.server.legacy.endpoint import install_legacy
     from mcp_tasks_aws.server.legacy.sessions import InMemoryLegacySessionStore

@@ -1,7 +1,6 @@
 """What the sign-in tests share: an issuer whose tokens are made by another JOSE library
 (joserfc, Authlib's), so the project's own verification is checked against an independent
-implementation, with an in-memory JWKS endpoint that counts its fetches. A plain module, not a
-conftest, so the tests import it by a name no other folder's conftest shadows."""
+implementation, with an in-memory JWKS endpoint that counts its fetches."""
 
 from __future__ import annotations
 
@@ -95,11 +94,3 @@ class Issuer:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # joserfc flags EdDSA as deprecated (RFC 9864)
             return jwt.encode(protected, body, self.keys[kid], algorithms=[alg])
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
