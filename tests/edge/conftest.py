@@ -1,4 +1,5 @@
-"""Fixtures of the sign-in tests (helpers live in support.oauth)."""
+"""Fixtures of the edge's token tests: an issuer with one key, a test clock and a verifier
+reading that issuer's keys (helpers live in support.oauth)."""
 
 from __future__ import annotations
 
