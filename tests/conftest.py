@@ -1,18 +1,24 @@
-"""Fixtures shared by the foundation tests (helpers live in mcp_support)."""
+"""Fixtures shared across the test tree (helpers live in the `support` package): the
+conformance tools behind the real transport, clients for it, and moto resources from
+template.yaml for the AWS adapter tests."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import boto3
 import pytest
 
-from mcp_support import SECRET, McpClient, conformance_settings
 from mcp_tasks_aws.app import build_transport
+from mcp_tasks_aws.aws.dynamodb import DynamoTaskStore
+from mcp_tasks_aws.local.aws import REGION, LocalAws
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec
 from mcp_tasks_aws.protocol.transport import HttpTransport
 from mcp_tasks_aws.server.methods import SUPPORTED_VERSIONS, McpServer
 from mcp_tasks_aws.tools.registry import ToolSet
+from support.local_aws import template_resources
+from support.mcp import SECRET, McpClient, conformance_settings
 
 
 @pytest.fixture(scope="session")
@@ -35,3 +41,22 @@ def make_client() -> Callable[..., McpClient]:
         return McpClient(HttpTransport(server, supported_versions=SUPPORTED_VERSIONS))
 
     return make
+
+
+# -- moto resources only (the AWS adapters and the store contracts) ----------------------------
+
+
+@pytest.fixture(scope="module")
+def local_aws() -> Iterator[LocalAws]:
+    with template_resources() as aws:
+        yield aws
+
+
+@pytest.fixture(scope="module")
+def dynamodb(local_aws: LocalAws) -> Any:
+    return boto3.client("dynamodb", region_name=REGION)
+
+
+@pytest.fixture(scope="module")
+def dynamo_store(local_aws: LocalAws, dynamodb: Any) -> DynamoTaskStore:
+    return DynamoTaskStore(dynamodb, local_aws.table_name)

@@ -12,8 +12,8 @@ from mcp import Client
 from mcp.client.streamable_http import DEFAULT_MAX_SSE_EVENT_SIZE
 from mcp_types import TextContent
 
-from mcp_support import running_stack
 from mcp_tasks_aws.client import PollPolicy, TasksExtension
+from support.mcp import running_stack
 
 pytestmark = pytest.mark.anyio
 SIZE = DEFAULT_MAX_SSE_EVENT_SIZE + 200_000
@@ -21,7 +21,7 @@ SIZE = DEFAULT_MAX_SSE_EVENT_SIZE + 200_000
 
 @pytest.fixture(scope="module")
 def url() -> Iterator[str]:
-    with running_stack(MCP_TASKS_TOOLS="big_tools") as stack:
+    with running_stack(MCP_TASKS_TOOLS="support.big_tools") as stack:
         yield stack.url
 
 

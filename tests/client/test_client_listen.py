@@ -25,7 +25,6 @@ from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import ElicitRequestParams, ElicitResult, ErrorData, TextContent
 
-from mcp_support import running_stack
 from mcp_tasks_aws.client import (
     TASKS_EXTENSION,
     PollPolicy,
@@ -37,6 +36,7 @@ from mcp_tasks_aws.client import (
 )
 from mcp_tasks_aws.local.stack import EmbeddedStack
 from mcp_tasks_aws.protocol.era import Era
+from support.mcp import running_stack
 
 pytestmark = pytest.mark.anyio
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_support import running_stack
+from support.mcp import running_stack
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -14,19 +14,19 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from legacy_support import (
+from mcp_tasks_aws.protocol.transport import HttpResponse, HttpTransport
+from support.legacy import (
     MODERN_ONLY,
-    SCHEMA,
     LegacyClient,
-    assert_valid,
     legacy_transport,
     messages,
     priming_id,
     questions,
-    validator,
 )
-from mcp_support import McpClient
-from mcp_tasks_aws.protocol.transport import HttpResponse, HttpTransport
+from support.mcp import McpClient
+from support.schemas import LEGACY_MCP
+
+assert_valid, validator = LEGACY_MCP.assert_valid, LEGACY_MCP.validator
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +42,8 @@ def legacy(transport: HttpTransport) -> LegacyClient:
 
 
 def test_the_copied_schema_is_a_valid_2020_12_schema() -> None:
-    assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    Draft202012Validator.check_schema(SCHEMA)
+    assert LEGACY_MCP.document["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    Draft202012Validator.check_schema(LEGACY_MCP.document)
 
 
 @pytest.mark.parametrize(

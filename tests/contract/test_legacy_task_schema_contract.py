@@ -11,17 +11,18 @@ from typing import Any
 
 import pytest
 
-from legacy_support import (
+from support.domain import Domain, accept, tools
+from support.legacy import (
     MODERN_ONLY,
     LegacyClient,
-    assert_valid,
     last_event_id,
     messages,
     questions,
     task_transport,
-    validator,
 )
-from tasks.domain import Domain, accept, tools
+from support.schemas import LEGACY_MCP
+
+assert_valid, validator = LEGACY_MCP.assert_valid, LEGACY_MCP.validator
 
 
 @pytest.fixture

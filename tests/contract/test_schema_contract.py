@@ -15,13 +15,15 @@ import pytest
 from jsonschema import Draft202012Validator
 from referencing.exceptions import Unresolvable
 
-from mcp_support import SECRET, McpClient, conformance_settings
 from mcp_tasks_aws import ToolSet
 from mcp_tasks_aws.app import build_transport
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec
 from mcp_tasks_aws.protocol.transport import HttpResponse, HttpTransport
 from mcp_tasks_aws.server.methods import SUPPORTED_VERSIONS, McpServer
-from schema_support import REGISTRY, SCHEMA, SCHEMA_URI, assert_valid, validator
+from support.mcp import SECRET, McpClient, conformance_settings
+from support.schemas import MCP, REGISTRY
+
+assert_valid, validator = MCP.assert_valid, MCP.validator
 
 
 def sse_messages(response: HttpResponse) -> list[Any]:
@@ -66,8 +68,8 @@ def clients() -> Clients:
 
 
 def test_the_copied_schema_is_a_valid_2020_12_schema() -> None:
-    assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    Draft202012Validator.check_schema(SCHEMA)
+    assert MCP.document["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    Draft202012Validator.check_schema(MCP.document)
 
 
 @pytest.mark.parametrize(
@@ -128,7 +130,7 @@ def test_the_validator_rejects_invalid_shapes(instance: Any, definition: str) ->
 def test_a_ref_outside_the_document_does_not_resolve() -> None:
     with pytest.raises(Unresolvable):
         Draft202012Validator(
-            {"$ref": f"{SCHEMA_URI}#/$defs/NoSuchDefinition"}, registry=REGISTRY
+            {"$ref": f"{MCP.uri}#/$defs/NoSuchDefinition"}, registry=REGISTRY
         ).validate({})
 
 

@@ -13,10 +13,12 @@ from typing import Any
 
 import pytest
 
-from mcp_support import McpClient, conformance_settings
 from mcp_tasks_aws.app import build_transport
 from mcp_tasks_aws.protocol.transport import HttpResponse
-from schema_support import assert_valid
+from support.mcp import McpClient, conformance_settings
+from support.schemas import MCP
+
+assert_valid = MCP.assert_valid
 
 Produce = Callable[[McpClient], HttpResponse]
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_support import running_stack
 from mcp_tasks_aws.local.stack import EmbeddedStack
+from support.mcp import running_stack
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"

@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from mcp_support import McpClient
 from mcp_tasks_aws.edge.apigw import jwt_principal
 from mcp_tasks_aws.edge.auth_settings import AuthSettings
 from mcp_tasks_aws.edge.gate import Edge
@@ -26,9 +25,9 @@ from mcp_tasks_aws.edge.tokens import (
 )
 from mcp_tasks_aws.local.apigw_emulator import build_event
 from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse
-from oauth_support import ISSUER, JWKS_URI, RESOURCE, Issuer, unsigned
-
-from .conftest import EdgeFront, app
+from support.edge import EdgeFront, app
+from support.mcp import McpClient
+from support.oauth import ISSUER, JWKS_URI, RESOURCE, Issuer, unsigned
 
 POOL = "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbC123xyz"
 CLIENT = "4tq9example0client0id"

@@ -13,8 +13,8 @@ import base64
 import re
 from typing import Any
 
-from mcp_support import McpClient
 from mcp_tasks_aws.protocol.transport import HttpResponse
+from support.mcp import McpClient
 
 
 def sentinel(name: str) -> str:

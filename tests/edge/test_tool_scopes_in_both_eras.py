@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from legacy_support import LegacyClient, messages, priming_id, questions
-from mcp_support import McpClient
 from mcp_tasks_aws.protocol.transport import HttpResponse
+from support.legacy import LegacyClient, messages, priming_id, questions
+from support.mcp import McpClient
 
 METADATA_URL = "https://mcp.example/.well-known/oauth-protected-resource/mcp"  # of RESOURCE
 

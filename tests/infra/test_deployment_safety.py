@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from test_template import ACCOUNT, PARAMETER_SETS, Stack
 
+from infra.test_template import ACCOUNT, PARAMETER_SETS, Stack
 from mcp_tasks_aws.local.template import Resolver
 
 SAFE_LIMITS = {

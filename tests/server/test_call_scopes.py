@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from mcp_support import SECRET, envelope
 from mcp_tasks_aws.protocol import models as m
 from mcp_tasks_aws.protocol.errors import InsufficientScope
 from mcp_tasks_aws.protocol.jsonrpc import Request
@@ -16,6 +15,7 @@ from mcp_tasks_aws.protocol.request_state import RequestStateCodec
 from mcp_tasks_aws.server.call import Call
 from mcp_tasks_aws.server.methods import McpServer
 from mcp_tasks_aws.tools.registry import TaskPolicy, ToolSet, ToolSpec
+from support.mcp import SECRET, envelope
 
 TOOLS = ToolSet(name="scoped-tasks")
 

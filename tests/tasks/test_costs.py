@@ -17,10 +17,10 @@ from typing import Any
 import boto3
 import pytest
 
-from aws_calls_support import aws_calls
 from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
 from mcp_tasks_aws.local.aws import REGION
-from tasks.conftest import TaskClient, elicit_answer, wait_until
+from support.aws_calls import aws_calls
+from support.tasks import TaskClient, elicit_answer, wait_until
 
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
 

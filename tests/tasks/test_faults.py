@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from tasks.conftest import TaskClient, elicit_answer, on_path, wait_until
+from support.tasks import TaskClient, elicit_answer, on_path, wait_until
 
 
 @contextlib.contextmanager

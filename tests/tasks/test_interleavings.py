@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_tasks_aws.tasks.worker import settle_lost_direct_leg, settle_lost_execution
-from tasks.domain import ALICE, Domain, accept, pause_before, side_effects
+from support.domain import ALICE, Domain, accept, pause_before, side_effects
 
 
 def parked(domain: Domain, tool: str = "confirm", token: str = "tok-1") -> str:

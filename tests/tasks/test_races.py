@@ -1,10 +1,13 @@
-"""Races and failures end to end over HTTP through the embedded stack: a smoke test.
+"""Races and failures end to end over HTTP through the embedded stack: end-to-end smoke tests,
+marked `smoke` (they run by default; `-m "not smoke"` leaves them out).
 
 Each test drives the real API handler, the real state machine (moto's interpreter running
 infra/task_runner.asl.json), the real worker (invoked by the state machine, or asynchronously
 by the API for a direct first leg) and the reconciler. Tests taking `path` run on both paths.
 Timing decides which interleaving a run hits here, so these check the invariants that hold
 for every one; each interleaving is forced, with its one outcome, in `test_interleavings.py`.
+They sleep to give one side a head start (a cancel after a delay, a leg that hangs) and wait by
+polling with deadlines: a slow machine may hit another interleaving, never break an invariant.
 """
 
 from __future__ import annotations
@@ -25,18 +28,15 @@ from mcp_tasks_aws.local.lambdas import LAMBDAS
 from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.model import new_task_id
 from mcp_tasks_aws.tasks.worker import LegRunner
-from tasks.conftest import (
-    TaskClient,
-    elicit_answer,
-    jwt,
-    jwt_principal,
-    make_record,
-    now_ms,
-    on_path,
-    wait_until,
-)
+from support.records import ON_STACK
+from support.tasks import TaskClient, elicit_answer, jwt, jwt_principal, now_ms, on_path, wait_until
 
-pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
+make_record = ON_STACK.make  # records as the embedded stack's anonymous caller creates them
+
+pytestmark = [
+    pytest.mark.smoke,
+    pytest.mark.filterwarnings("ignore:No application metrics to publish"),
+]
 
 STABLE_POLLS = 3  # ~0.3 s of polling after a task ended
 

@@ -11,7 +11,7 @@ from mcp_tasks_aws.tasks.exceptions import (
     TaskNotStarted,
 )
 from mcp_tasks_aws.tasks.model import new_task_id, suggested_poll_interval
-from tasks.domain import ALICE, BOB, CAPABILITIES, ELICIT, Domain, accept, tools
+from support.domain import ALICE, BOB, CAPABILITIES, ELICIT, Domain, accept, tools
 
 # -- create ------------------------------------------------------------------------------------
 

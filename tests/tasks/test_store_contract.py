@@ -15,22 +15,13 @@ from mcp_tasks_aws.tasks.exceptions import TaskAlreadyExists
 from mcp_tasks_aws.tasks.memory import InMemoryTaskStore
 from mcp_tasks_aws.tasks.model import TaskRecord, new_task_id
 from mcp_tasks_aws.tasks.ports import Applied, TaskStore
-from tasks.domain import ALICE, BOB, ELICIT, accept, elicit_request
-from tasks.domain import make_record as domain_record
+from support.domain import ALICE, BOB, ELICIT, accept, elicit_request
+from support.records import IN_DOMAIN_NOW
+from support.tasks import now_ms
 
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
 
-
-def now_ms() -> int:
-    import time
-
-    return int(time.time() * 1000)
-
-
-def make_record(**overrides: Any) -> TaskRecord:
-    """A record created now (the stores compare expiry against the real clock)."""
-    created = now_ms()
-    return domain_record(**{"created_at": created, "updated_at": created, **overrides})
+make_record = IN_DOMAIN_NOW.make  # created now (the stores compare expiry against the real clock)
 
 
 @pytest.fixture(params=["memory", "dynamodb"])

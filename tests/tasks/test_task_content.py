@@ -9,15 +9,15 @@ from collections.abc import Iterator
 
 import pytest
 
-from mcp_support import running_stack
 from mcp_tasks_aws.protocol.progress import parse_status
-from tasks import surface_tools
-from tasks.conftest import TaskClient, WorkerDispatch, wait_until
+from support import surface_tools
+from support.mcp import running_stack
+from support.tasks import TaskClient, WorkerDispatch, wait_until
 
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[TaskClient]:
-    with running_stack(MCP_TASKS_TOOLS="tasks.surface_tools") as stack:
+    with running_stack(MCP_TASKS_TOOLS="support.surface_tools") as stack:
         dispatch = WorkerDispatch(stack)
         stack.aws.register("WorkerFunction", dispatch)
         yield TaskClient(stack, dispatch)

@@ -9,7 +9,8 @@ import pytest
 from mcp_tasks_aws.protocol.names import ACTIVE_STATUSES, TERMINAL_STATUSES
 from mcp_tasks_aws.tasks import transitions as t
 from mcp_tasks_aws.tasks.model import TaskRecord
-from tasks.domain import ALICE, BOB, ELICIT, START_MS, accept, elicit_request, make_record
+from support.domain import ALICE, BOB, ELICIT, START_MS, accept, elicit_request
+from support.records import make_record
 
 NOW = START_MS + 1_000
 REFUSED = {"code": -32603, "message": "The client answered elicitation/create with an error"}

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from mcp_tasks_aws.tasks import transitions as t
 from mcp_tasks_aws.tasks.watch import PollWindow, TaskChanged, Watch
-from tasks.domain import ALICE, Domain, elicit_request
+from support.domain import ALICE, Domain, elicit_request
 
 POLL_MS = 100
 

@@ -9,7 +9,7 @@ import pytest
 
 from mcp_tasks_aws.tasks.exceptions import TaskTooLarge
 from mcp_tasks_aws.tasks.worker import MAX_RESULT_BYTES, settle_lost_execution
-from tasks.domain import ALICE, Domain, accept, side_effects
+from support.domain import ALICE, Domain, accept, side_effects
 
 
 def test_a_leg_that_returns_completes_the_task_and_ends_the_execution() -> None:
