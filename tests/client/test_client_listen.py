@@ -334,7 +334,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 def detach_and_wait(url: str) -> tuple[str, subprocess.CompletedProcess[str]]:
     # Long enough that `wait` (a second CLI process, slow to start on a busy machine) finds
     # the task still working.
-    detached = cli("call", url, "slow_compute", "seconds=8", "label=r", "--detach")
+    detached = cli("call", url, "slow_compute", "seconds=12", "label=r", "--detach")
     assert detached.returncode == 0, detached.stderr
     task_id = detached.stdout.strip()
     return task_id, cli("wait", "--json", url, task_id)
@@ -368,6 +368,6 @@ def test_the_cli_waits_by_listening_unless_told_to_poll(
 
     assert resumed_run.returncode == 0, resumed_run.stdout + resumed_run.stderr
     assert (
-        json.loads(resumed_run.stdout)["result"]["content"][0]["text"] == "Computed r after 8.0s."
+        json.loads(resumed_run.stdout)["result"]["content"][0]["text"] == "Computed r after 12.0s."
     )
     assert recorder.count(LISTEN, resumed_id) >= 1  # `wait` on a task id listens too
