@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from mcp_tasks_aws.aws.errors import client_error_code, client_error_item, throttling_as_busy
 from mcp_tasks_aws.tasks.exceptions import TaskAlreadyExists, TaskTooLarge
-from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, TaskSummary, encode_json
+from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, TaskSummary, encode_json, shown_status
 from mcp_tasks_aws.tasks.ports import Applied, Page
 from mcp_tasks_aws.tasks.transitions import (
     AddAsked,
@@ -44,7 +44,6 @@ from mcp_tasks_aws.tasks.transitions import (
     NextLeg,
     Put,
     PutEntry,
-    shown_status,
 )
 
 if TYPE_CHECKING:
@@ -391,7 +390,7 @@ class DynamoTaskStore:
     def peek_many(self, task_ids: list[str]) -> dict[str, TaskHead]:
         # Only what a watcher compares: a watched item may hold 400 KB of payload, read every
         # half second for up to 100 tasks. inputRequests tells whether a waiting task shows
-        # as working (see transitions.shown_status).
+        # as working (see model.shown_status).
         projection = {
             "ProjectionExpression": "#id, #owner, #status, #version, #expires, #requests",
             "ExpressionAttributeNames": {
