@@ -28,12 +28,19 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from mcp_tasks_aws.aws.errors import client_error_code, client_error_item, throttling_as_busy
 from mcp_tasks_aws.tasks.exceptions import TaskAlreadyExists, TaskTooLarge
-from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, TaskSummary, encode_json, shown_status
+from mcp_tasks_aws.tasks.model import (
+    TaskHead,
+    TaskRecord,
+    TaskSummary,
+    encode_json,
+    now_ms,
+    shown_status,
+)
 from mcp_tasks_aws.tasks.ports import Applied, Page
 from mcp_tasks_aws.tasks.transitions import (
     AddAsked,
@@ -345,11 +352,17 @@ class DynamoChangeFeed:
 
 
 class DynamoTaskStore:
-    """TaskStore on one DynamoDB table keyed by `taskId`, with `OwnerIndex` for listings."""
+    """TaskStore on one DynamoDB table keyed by `taskId`, with `OwnerIndex` for listings.
 
-    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+    `clock` (epoch milliseconds) decides which tasks a listing leaves out as expired.
+    """
+
+    def __init__(
+        self, client: DynamoDBClient, table_name: str, clock: Callable[[], int] = now_ms
+    ) -> None:
         self.client = client
         self.table = table_name
+        self.clock = clock
 
     def _key(self, task_id: str) -> dict[str, Any]:
         return {"taskId": _s(task_id)}
@@ -473,11 +486,11 @@ class DynamoTaskStore:
             request["ExclusiveStartKey"] = _start_key(after, owner)
         with throttling_as_busy():
             response = self.client.query(**request)
-        now_ms = int(time.time() * 1000)
+        now = self.clock()
         tasks = [
             summary
             for summary in map(decode_summary, response.get("Items", []))
-            if not summary.is_expired(now_ms)
+            if not summary.is_expired(now)
         ]
         last = response.get("LastEvaluatedKey")
         return Page(tasks, _position(last) if last else None)

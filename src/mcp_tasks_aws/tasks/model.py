@@ -18,6 +18,7 @@ import json
 import math
 import re
 import secrets
+import time
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, NamedTuple
 
@@ -30,6 +31,15 @@ HeldBy = Literal["direct", "execution"]
 MAX_WAIT_SECONDS: Final = 360 * 24 * 3600
 
 _TASK_ID: Final = re.compile(r"[0-9a-f]{32}")
+
+
+def now_ms() -> int:
+    """The domain's clock: epoch milliseconds, the unit of every timestamp on a record.
+
+    Whatever reads the time for a task (the service, the worker, the stores) takes a clock
+    defaulting to this one, so a test can pass a fake.
+    """
+    return int(time.time() * 1000)
 
 
 def expiry(created_at_ms: int, ttl_ms: int | None) -> int | None:

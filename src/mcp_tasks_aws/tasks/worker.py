@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Callable
 from typing import Any, Final, Literal
 
@@ -38,7 +37,7 @@ from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpErr
 from mcp_tasks_aws.protocol.models import ClientCapabilities
 from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.exceptions import TaskCancelled, TaskTooLarge
-from mcp_tasks_aws.tasks.model import TaskRecord
+from mcp_tasks_aws.tasks.model import TaskRecord, now_ms
 from mcp_tasks_aws.tasks.ports import ResultStore, Runner, TaskStore
 from mcp_tasks_aws.tools.context import InputNeeded, ToolContext
 from mcp_tasks_aws.tools.invoke import run_tool
@@ -58,10 +57,6 @@ result could never be read back: the task completes with a tool error saying so 
 
 LegOutcome = Literal["parked", "done", "handed_over"]
 Settled = Literal["failed", "unchanged"]
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 _ATTACH_ROUNDS: Final = 100
@@ -110,7 +105,7 @@ class LegRunner:
         toolset: ToolSet,
         *,
         results: ResultStore | None = None,
-        clock: Callable[[], int] = _now_ms,
+        clock: Callable[[], int] = now_ms,
         report_interval_ms: int = 1000,
         result_budget: int = ITEM_RESULT_BUDGET,
         result_room: Callable[[TaskRecord], int] | None = None,
@@ -271,7 +266,7 @@ LOST_LEG_MESSAGES: Final = {
 
 
 def settle_lost_direct_leg(
-    store: TaskStore, task_id: str, reason: str, clock: Callable[[], int] = _now_ms
+    store: TaskStore, task_id: str, reason: str, clock: Callable[[], int] = now_ms
 ) -> Settled:
     """A direct leg's invoke failed (`reason`: timeout, crash, expired): its task must not stay
     active while no execution holds it.
@@ -287,7 +282,7 @@ def settle_lost_direct_leg(
 
 
 def settle_lost_execution(
-    store: TaskStore, task_id: str, execution_status: str, clock: Callable[[], int] = _now_ms
+    store: TaskStore, task_id: str, execution_status: str, clock: Callable[[], int] = now_ms
 ) -> Settled:
     """An execution FAILED, TIMED_OUT or was ABORTED: its task must not stay active.
 
