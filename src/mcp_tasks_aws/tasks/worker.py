@@ -34,12 +34,11 @@ from collections.abc import Callable
 from typing import Any, Final, Literal
 
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, to_error_object
-from mcp_tasks_aws.protocol.models import ClientCapabilities
 from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.exceptions import TaskCancelled, TaskTooLarge
 from mcp_tasks_aws.tasks.model import TaskRecord, now_ms
 from mcp_tasks_aws.tasks.ports import ResultStore, Runner, TaskStore
-from mcp_tasks_aws.tools.context import InputNeeded, ToolContext
+from mcp_tasks_aws.tools.context import InputNeeded, ToolContext, capabilities_from_json
 from mcp_tasks_aws.tools.invoke import run_tool
 from mcp_tasks_aws.tools.registry import ToolSet, text_result
 
@@ -184,7 +183,7 @@ class LegRunner:
             self._end(record, *transitions.fail(record.leg, error, self.clock()))
             return None
         ctx = ToolContext(
-            capabilities=ClientCapabilities.model_validate(record.capabilities),
+            capabilities=capabilities_from_json(record.capabilities),
             principal=record.owner,
             journal=record.journal,
             task_id=record.task_id,
