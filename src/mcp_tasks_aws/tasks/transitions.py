@@ -3,8 +3,8 @@
 This is the one place to read to answer "what happens when X races Y". A store applies a move
 as one atomic step: it checks the move's :class:`Guard` against the stored record and, only if
 it holds, writes the move's :class:`Changes`. DynamoDB does that with a condition expression
-(`aws.dynamodb`), the in-memory twin with a lock (`tasks.memory`); both must agree with the pure
-functions :func:`allows` and :func:`applied` at the bottom of this module.
+(`aws.dynamodb_expressions`), the in-memory twin with a lock (`tasks.memory`); both must agree
+with the pure functions :func:`allows` and :func:`applied` at the bottom of this module.
 
     move         from            to               fenced by          writes
     -----------  --------------  ---------------  -----------------  ---------------------------
