@@ -20,7 +20,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from mcp_tasks_aws.app import App, handler_from_env
 from mcp_tasks_aws.edge.lost_legs import lost_direct_leg
-from mcp_tasks_aws.tasks.worker import settle_lost_direct_leg, settle_lost_execution
+from mcp_tasks_aws.tasks.reconcile import settle_lost_direct_leg, settle_lost_execution
 
 logger = Logger()
 metrics = Metrics()

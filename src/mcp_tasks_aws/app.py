@@ -37,8 +37,8 @@ if TYPE_CHECKING:
 
     from mcp_tasks_aws.edge.gate import Edge
     from mcp_tasks_aws.server.legacy.sessions import LegacySessionStore
+    from mcp_tasks_aws.tasks.legs import LegRunner
     from mcp_tasks_aws.tasks.ports import ChangeFeed, DirectLegs, ResultStore, Runner, TaskStore
-    from mcp_tasks_aws.tasks.worker import LegRunner
 
 
 class App:
@@ -138,7 +138,7 @@ class App:
 
     def leg_runner(self) -> LegRunner:
         """What the worker function runs: one leg of a task."""
-        from mcp_tasks_aws.tasks.worker import LegRunner  # the worker's path, not the API's
+        from mcp_tasks_aws.tasks.legs import LegRunner  # the worker's path, not the API's
 
         return LegRunner(
             self.store,

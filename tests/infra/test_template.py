@@ -1122,15 +1122,18 @@ ENTRY_POINTS = {
         "handlers/worker.py",
         "leg_runner",
         [
-            ("tasks/worker.py", "LegRunner"),
-            ("tasks/worker.py", "Reporter"),
+            ("tasks/legs.py", "LegRunner"),
+            ("tasks/legs.py", "Reporter"),
             ("app.py", "App.leg_runner"),
         ],
     ),
     "ReconcileFunction": (
         "handlers/reconcile.py",
         "settle_lost_execution",
-        [("tasks/worker.py", "settle_lost_execution")],
+        [
+            ("tasks/reconcile.py", "settle_lost_execution"),
+            ("tasks/reconcile.py", "settle_lost_direct_leg"),
+        ],
     ),
 }
 

@@ -15,10 +15,10 @@ from typing import Any
 from mcp_tasks_aws import TaskPolicy, ToolContext, ToolSet
 from mcp_tasks_aws.protocol.errors import InternalError
 from mcp_tasks_aws.tasks.exceptions import ResultGone
+from mcp_tasks_aws.tasks.legs import LegRunner
 from mcp_tasks_aws.tasks.memory import InMemoryTaskStore
 from mcp_tasks_aws.tasks.model import TaskRecord, new_task_id
 from mcp_tasks_aws.tasks.service import TaskService
-from mcp_tasks_aws.tasks.worker import LegRunner
 from support.clock import Clock
 
 ALICE = "jwt:https://issuer|alice|app"

@@ -7,8 +7,8 @@ import pytest
 
 from mcp_tasks_aws.tasks import transitions as t
 from mcp_tasks_aws.tasks.exceptions import TaskNotStarted
+from mcp_tasks_aws.tasks.reconcile import settle_lost_direct_leg, settle_lost_execution
 from mcp_tasks_aws.tasks.watch import PollWindow, TaskChanged, Watch
-from mcp_tasks_aws.tasks.worker import settle_lost_direct_leg, settle_lost_execution
 from support.domain import ALICE, Domain, accept, side_effects
 
 ECHOED = {"content": [{"type": "text", "text": "hi"}]}

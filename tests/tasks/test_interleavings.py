@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_tasks_aws.tasks.worker import settle_lost_direct_leg, settle_lost_execution
+from mcp_tasks_aws.tasks.reconcile import settle_lost_direct_leg, settle_lost_execution
 from support.domain import ALICE, Domain, accept, pause_before, side_effects
 
 

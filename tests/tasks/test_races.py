@@ -26,8 +26,8 @@ from mcp_tasks_aws.config import load_toolset
 from mcp_tasks_aws.local.aws import REGION
 from mcp_tasks_aws.local.lambdas import LAMBDAS
 from mcp_tasks_aws.tasks import transitions
+from mcp_tasks_aws.tasks.legs import LegRunner
 from mcp_tasks_aws.tasks.model import new_task_id
-from mcp_tasks_aws.tasks.worker import LegRunner
 from support.records import ON_STACK
 from support.tasks import TaskClient, elicit_answer, jwt, jwt_principal, now_ms, on_path, wait_until
 

@@ -8,7 +8,7 @@ import pytest
 
 from mcp_tasks_aws.protocol.names import ACTIVE_STATUSES, TERMINAL_STATUSES
 from mcp_tasks_aws.tasks import transitions as t
-from mcp_tasks_aws.tasks.model import TaskRecord
+from mcp_tasks_aws.tasks.model import TaskRecord, shown_status
 from support.domain import ALICE, BOB, ELICIT, START_MS, accept, elicit_request
 from support.records import make_record
 
@@ -239,7 +239,7 @@ def test_fail_and_lose_record_the_error_and_say_it() -> None:
     ],
 )
 def test_shown_status(status: Any, outstanding: bool, shown: str) -> None:
-    assert t.shown_status(status, outstanding) == shown
+    assert shown_status(status, outstanding) == shown
 
 
 def test_refuse_fails_the_task_and_keeps_what_releasing_the_execution_needs() -> None:

@@ -1,1 +1,2 @@
-"""Durable tasks: the record, the service behind tasks/*, the worker and the reconciler."""
+"""Durable tasks: the record and its rules, the service behind tasks/*, running legs (`legs`,
+the worker) and settling lost ones (`reconcile`, the reconciler)."""

@@ -13,23 +13,18 @@ check-and-write one step, as a DynamoDB conditional write is.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 
 from mcp_tasks_aws.tasks.exceptions import TaskAlreadyExists
-from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord
+from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, now_ms
 from mcp_tasks_aws.tasks.ports import Applied, Page
 from mcp_tasks_aws.tasks.transitions import Changes, Guard, allows, applied
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class InMemoryTaskStore:
     """TaskStore in a dict, atomic per call."""
 
-    def __init__(self, clock: Callable[[], int] = _now_ms) -> None:
+    def __init__(self, clock: Callable[[], int] = now_ms) -> None:
         self._records: dict[str, TaskRecord] = {}
         self._lock = threading.Lock()
         self._clock = clock

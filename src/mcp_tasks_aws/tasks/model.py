@@ -1,7 +1,8 @@
-"""The task record, task ids and TTL arithmetic.
+"""The task record, task ids and TTL arithmetic, and the status a client sees.
 
-One record per task. Nothing derived is stored: what a client sees (`tasks.wire`) is computed
-from the record, and how a record may change is `tasks.transitions`.
+One record per task. Nothing derived is stored: what a client sees (`server.tasks`) is computed
+from the record, and how a record may change is `tasks.transitions` (which builds on this
+module, never the other way round).
 
 Invariants (held by the stores, which write only moves whose guard holds):
 - a terminal status (completed, failed, cancelled) is never left; `cancelled` is the durable
@@ -17,16 +18,28 @@ import json
 import math
 import re
 import secrets
+import time
 from dataclasses import dataclass, field
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 
 from mcp_tasks_aws.protocol.names import TERMINAL_STATUSES, TaskStatus
-from mcp_tasks_aws.tasks.transitions import HeldBy, shown_status
+
+HeldBy = Literal["direct", "execution"]
+"""Who runs a task now: its direct leg, or a Step Functions execution (see `tasks.transitions`)."""
 
 # Step Functions keeps a Standard execution at most a year; an unlimited task waits that long.
 MAX_WAIT_SECONDS: Final = 360 * 24 * 3600
 
 _TASK_ID: Final = re.compile(r"[0-9a-f]{32}")
+
+
+def now_ms() -> int:
+    """The domain's clock: epoch milliseconds, the unit of every timestamp on a record.
+
+    Whatever reads the time for a task (the service, the worker, the stores) takes a clock
+    defaulting to this one, so a test can pass a fake.
+    """
+    return int(time.time() * 1000)
 
 
 def expiry(created_at_ms: int, ttl_ms: int | None) -> int | None:
@@ -36,6 +49,11 @@ def expiry(created_at_ms: int, ttl_ms: int | None) -> int | None:
 
 def has_expired(expires_at: int | None, now_ms: int) -> bool:
     return expires_at is not None and now_ms >= expires_at * 1000
+
+
+def shown_status(status: TaskStatus, outstanding: bool) -> TaskStatus:
+    """The status a client sees: waiting with nothing outstanding means the next leg is starting."""
+    return "working" if status == "input_required" and not outstanding else status
 
 
 def new_task_id() -> str:
@@ -114,7 +132,7 @@ class TaskRecord:
 
     @property
     def visible_status(self) -> TaskStatus:
-        """The status clients see (see `transitions.shown_status`)."""
+        """The status clients see (see :func:`shown_status`)."""
         return shown_status(self.status, bool(self.input_requests))
 
     @property

@@ -39,7 +39,7 @@ from mcp_tasks_aws.tasks.exceptions import (
     TaskNotFound,
     TaskNotStarted,
 )
-from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, is_task_id, new_task_id
+from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, is_task_id, new_task_id, now_ms
 from mcp_tasks_aws.tasks.ports import Applied, DirectLegs, Page, ResultStore, Runner, TaskStore
 from mcp_tasks_aws.tools.context import ELICIT, LIST_ROOTS, SAMPLE, validate_answer
 from mcp_tasks_aws.tools.registry import ToolSpec
@@ -51,10 +51,6 @@ MAX_ANSWER_KEY_CHARS: Final = 128
 _FAIL_ATTEMPTS: Final = 3
 _ANSWER_ROUNDS: Final = 3
 """Guarded answer writes per update: each refusal drops keys another update answered first."""
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def answerable_methods(value: Any) -> frozenset[str]:
@@ -98,7 +94,7 @@ class TaskService:
         max_ttl_ms: int | None = 30 * 24 * 3600 * 1000,
         default_poll_interval_ms: int = 500,
         max_poll_interval_ms: int = 10_000,
-        clock: Callable[[], int] = _now_ms,
+        clock: Callable[[], int] = now_ms,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.sleep = sleep

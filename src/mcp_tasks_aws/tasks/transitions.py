@@ -3,8 +3,8 @@
 This is the one place to read to answer "what happens when X races Y". A store applies a move
 as one atomic step: it checks the move's :class:`Guard` against the stored record and, only if
 it holds, writes the move's :class:`Changes`. DynamoDB does that with a condition expression
-(`aws.dynamodb`), the in-memory twin with a lock (`tasks.memory`); both must agree with the pure
-functions :func:`allows` and :func:`applied` at the bottom of this module.
+(`aws.dynamodb_expressions`), the in-memory twin with a lock (`tasks.memory`); both must agree
+with the pure functions :func:`allows` and :func:`applied` at the bottom of this module.
 
     move         from            to               fenced by          writes
     -----------  --------------  ---------------  -----------------  ---------------------------
@@ -64,19 +64,17 @@ Consequences worth knowing by heart:
 - **Owner and expiry.** Moves a client makes (answer, cancel) hold only for the task's owner and
   while it has not expired; anyone else's move is refused exactly like a missing task's.
 - **Shown status.** `input_required` with nothing outstanding reads as `working`: the last answer
-  arrived and the next leg is starting (:func:`shown_status`).
+  arrived and the next leg is starting (`tasks.model.shown_status`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 
 from mcp_tasks_aws.protocol.names import ACTIVE_STATUSES, TaskStatus
-
-if TYPE_CHECKING:
-    from mcp_tasks_aws.tasks.model import TaskRecord
+from mcp_tasks_aws.tasks.model import HeldBy, TaskRecord
 
 # The records below are NamedTuples: immutable, and several times cheaper to define than frozen
 # dataclasses, which matters because every cold start defines them.
@@ -87,7 +85,6 @@ WAITING: Final = frozenset({"input_required"})
 WORKING: Final = frozenset({"working"})
 
 Fence = Literal["owner", "leg", "keys", "direct"]
-HeldBy = Literal["direct", "execution"]
 FIRST_LEG: Final = 0
 
 
@@ -116,11 +113,6 @@ MOVES: Final[Mapping[str, Move]] = {
     "lose": Move(ACTIVE, "failed", ()),
     "lose_direct": Move(ACTIVE, "failed", ("direct",)),
 }
-
-
-def shown_status(status: TaskStatus, outstanding: bool) -> TaskStatus:
-    """The status a client sees: waiting with nothing outstanding means the next leg is starting."""
-    return "working" if status == "input_required" and not outstanding else status
 
 
 # -- guards ------------------------------------------------------------------------------------

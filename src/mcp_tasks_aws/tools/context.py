@@ -152,6 +152,12 @@ class PendingInput(Generic[AnswerT]):
         raise UnawaitedQuestion(self.method)
 
 
+def capabilities_from_json(declared: Mapping[str, Any]) -> ClientCapabilities:
+    """The capabilities a client declared, read back from their JSON form (as a task record
+    keeps them), so the worker can build a context without knowing the wire model."""
+    return ClientCapabilities.model_validate(declared)
+
+
 class ToolContext:
     """What a running tool can see and do. Created per leg by the inline path or the worker."""
 

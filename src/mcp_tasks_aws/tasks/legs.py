@@ -1,4 +1,4 @@
-"""Running one leg of a task (the worker), and settling tasks whose leg or execution was lost.
+"""Running one leg of a task (the worker function's work).
 
 A leg replays the tool from the top with the task's journal of answers. It runs in one of two
 ways (see `tasks.transitions`):
@@ -15,32 +15,29 @@ ways (see `tasks.transitions`):
 
 Ordering: the outcome is written to the record *before* the execution is told, and a direct
 leg parks *before* it starts the execution; if the worker dies in between, the reconciler
-finds a terminal task (its `lose` move is refused: nothing changes), or a task its direct leg
-still holds (`lose_direct` fails it).
+(`tasks.reconcile`) finds a terminal task (its `lose` move is refused: nothing changes), or a
+task its direct leg still holds (`lose_direct` fails it).
 
 Failures: a tool exception or `isError` result is `completed` (see `tools.invoke`); protocol
 faults raised by the tool (`McpError`, an answer of the wrong shape, a capability the client
 lacks) end `failed` with that JSON-RPC error. Lambda timeouts and crashes surface as failed
-executions (move `lose`) or, for a direct leg, as the invoke's on-failure record (move
-`lose_direct`); the reconciler turns either into `failed`. A leg may run at most the worker
-function's timeout, on either path.
+executions or failed direct invokes, which the reconciler settles (`tasks.reconcile`). A leg may
+run at most the worker function's timeout, on either path.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Callable
 from typing import Any, Final, Literal
 
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, to_error_object
-from mcp_tasks_aws.protocol.models import ClientCapabilities
 from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.exceptions import TaskCancelled, TaskTooLarge
-from mcp_tasks_aws.tasks.model import TaskRecord
+from mcp_tasks_aws.tasks.model import TaskRecord, now_ms
 from mcp_tasks_aws.tasks.ports import ResultStore, Runner, TaskStore
-from mcp_tasks_aws.tools.context import InputNeeded, ToolContext
+from mcp_tasks_aws.tools.context import InputNeeded, ToolContext, capabilities_from_json
 from mcp_tasks_aws.tools.invoke import run_tool
 from mcp_tasks_aws.tools.registry import ToolSet, text_result
 
@@ -57,11 +54,6 @@ MAX_RESULT_BYTES: Final = 4_000_000
 result could never be read back: the task completes with a tool error saying so instead."""
 
 LegOutcome = Literal["parked", "done", "handed_over"]
-Settled = Literal["failed", "unchanged"]
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 _ATTACH_ROUNDS: Final = 100
@@ -110,7 +102,7 @@ class LegRunner:
         toolset: ToolSet,
         *,
         results: ResultStore | None = None,
-        clock: Callable[[], int] = _now_ms,
+        clock: Callable[[], int] = now_ms,
         report_interval_ms: int = 1000,
         result_budget: int = ITEM_RESULT_BUDGET,
         result_room: Callable[[TaskRecord], int] | None = None,
@@ -189,7 +181,7 @@ class LegRunner:
             self._end(record, *transitions.fail(record.leg, error, self.clock()))
             return None
         ctx = ToolContext(
-            capabilities=ClientCapabilities.model_validate(record.capabilities),
+            capabilities=capabilities_from_json(record.capabilities),
             principal=record.owner,
             journal=record.journal,
             task_id=record.task_id,
@@ -261,39 +253,3 @@ class LegRunner:
 
 def _expired() -> dict[str, Any]:
     return _error(INTERNAL_ERROR, "The task expired")
-
-
-LOST_LEG_MESSAGES: Final = {
-    "timeout": "The task's first leg ran past the worker's timeout",
-    "crash": "The task's first leg crashed",
-    "expired": "The task's first leg never ran: its event waited too long",
-}
-
-
-def settle_lost_direct_leg(
-    store: TaskStore, task_id: str, reason: str, clock: Callable[[], int] = _now_ms
-) -> Settled:
-    """A direct leg's invoke failed (`reason`: timeout, crash, expired): its task must not stay
-    active while no execution holds it.
-
-    One guarded write (`lose_direct`): an active task still held by its direct leg fails; a
-    terminal one, or one an execution holds (the leg parked and handed it over), is left alone.
-    """
-    message = LOST_LEG_MESSAGES.get(reason, LOST_LEG_MESSAGES["crash"])
-    outcome = store.apply(
-        task_id, *transitions.lose_direct(_error(INTERNAL_ERROR, message), clock())
-    )
-    return "failed" if outcome is not None and outcome.changed else "unchanged"
-
-
-def settle_lost_execution(
-    store: TaskStore, task_id: str, execution_status: str, clock: Callable[[], int] = _now_ms
-) -> Settled:
-    """An execution FAILED, TIMED_OUT or was ABORTED: its task must not stay active.
-
-    One guarded write: an active task fails; a terminal one (completed, failed, or cancelled,
-    whose cancel is what ended the execution) is left alone. Returns what happened.
-    """
-    message = f"The task's execution ended without a result ({execution_status.lower()})"
-    outcome = store.apply(task_id, *transitions.lose(_error(INTERNAL_ERROR, message), clock()))
-    return "failed" if outcome is not None and outcome.changed else "unchanged"

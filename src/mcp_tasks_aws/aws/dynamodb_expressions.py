@@ -1,0 +1,136 @@
+"""A guarded move in DynamoDB's words: a `transitions.Guard` as a condition expression and
+`transitions.Changes` as an update expression, over the item layout of `aws.dynamodb_items`.
+
+What the rules are lives in `tasks.transitions`; the expressions here must mean what its pure
+functions `allows` and `applied` say (the store contract suite runs both stores).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from mcp_tasks_aws.aws.dynamodb_items import number, requests_value, string
+from mcp_tasks_aws.tasks.model import encode_json
+from mcp_tasks_aws.tasks.transitions import (
+    AddAsked,
+    Changes,
+    Drop,
+    DropEntry,
+    Guard,
+    NextLeg,
+    Put,
+    PutEntry,
+)
+
+# Record field -> item attribute, for the fields a move may write.
+_ATTRIBUTE: Final = {
+    "status": "status",
+    "status_message": "statusMessage",
+    "task_token": "taskToken",
+    "result": "result",
+    "result_ref": "resultRef",
+    "error": "error",
+    "answers": "answers",
+    "input_requests": "inputRequests",
+    "tool_error": "toolError",
+    "held_by": "heldBy",
+}
+_JSON_FIELDS: Final = frozenset({"result", "error"})
+
+
+class Placeholders:
+    """Placeholders for one request: `#n` names and `:v` values, numbered as they are used."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+        self.values: dict[str, Any] = {}
+
+    def name(self, attribute: str) -> str:
+        for placeholder, known in self.names.items():
+            if known == attribute:
+                return placeholder
+        placeholder = f"#n{len(self.names)}"
+        self.names[placeholder] = attribute
+        return placeholder
+
+    def value(self, value: dict[str, Any]) -> str:
+        placeholder = f":v{len(self.values)}"
+        self.values[placeholder] = value
+        return placeholder
+
+    def path(self, *attributes: str) -> str:
+        return ".".join(self.name(a) for a in attributes)
+
+
+def condition(guard: Guard, expr: Placeholders) -> str:
+    """The condition expression of a guard (see `transitions.allows` for its meaning)."""
+    statuses = ", ".join(expr.value(string(s)) for s in sorted(guard.statuses))
+    parts = [f"{expr.name('status')} IN ({statuses})"]
+    if guard.owner is not None:
+        parts.append(f"{expr.name('owner')} = {expr.value(string(guard.owner))}")
+    if guard.leg is not None:
+        # Leg fencing: a duplicate or stale leg (an older number) can record nothing.
+        parts.append(f"{expr.name('leg')} = {expr.value(number(guard.leg))}")
+    if guard.held_by == "direct":
+        # Only the direct leg holds the task: no execution attached (absent means execution).
+        parts.append(f"{expr.name('heldBy')} = {expr.value(string('direct'))}")
+    elif guard.held_by is not None:
+        raise ValueError(f"no condition for held_by={guard.held_by!r}")
+    if guard.alive_at_s is not None:
+        # Native TTL deletes late: an expired item still exists but must not change.
+        expires = expr.name("expiresAt")
+        alive = expr.value(number(guard.alive_at_s))
+        parts.append(f"(attribute_not_exists({expires}) OR {expires} > {alive})")
+    for wanted in guard.outstanding:
+        # First answer wins: a key answered already has left inputRequests.
+        request = expr.path("inputRequests", wanted.key)
+        parts.append(f"attribute_exists({request})")
+        if wanted.methods is not None:
+            methods = ", ".join(expr.value(string(m)) for m in sorted(wanted.methods))
+            parts.append(f"{expr.path('inputRequests', wanted.key, 'method')} IN ({methods})")
+    return " AND ".join(parts)
+
+
+def _stored(field: str, value: Any) -> dict[str, Any]:
+    if field == "input_requests":
+        return requests_value(value)
+    if field in _JSON_FIELDS:
+        return string(encode_json(value))
+    if field == "tool_error":
+        return {"BOOL": bool(value)}
+    return string(str(value))
+
+
+def update(changes: Changes, expr: Placeholders) -> str:
+    """The update expression of a move's changes (see `transitions.applied`)."""
+    sets = []
+    if changes.shown:  # a move a client sees: a listen window reports the version moving
+        sets += [
+            f"{expr.name('lastUpdatedAt')} = {expr.value(number(changes.now_ms))}",
+            f"{expr.name('version')} = {expr.name('version')} + {expr.value(number(1))}",
+        ]
+    removes: list[str] = []
+    adds: list[str] = []
+    for op in changes.ops:
+        if isinstance(op, Put):
+            sets.append(
+                f"{expr.name(_ATTRIBUTE[op.field])} = {expr.value(_stored(op.field, op.value))}"
+            )
+        elif isinstance(op, Drop):
+            removes.append(expr.name(_ATTRIBUTE[op.field]))
+        elif isinstance(op, PutEntry):
+            path = expr.path(_ATTRIBUTE[op.field], op.key)
+            sets.append(f"{path} = {expr.value(string(encode_json(op.value)))}")
+        elif isinstance(op, DropEntry):
+            removes.append(expr.path(_ATTRIBUTE[op.field], op.key))
+        elif isinstance(op, AddAsked):
+            if op.keys:
+                adds.append(f"{expr.name('askedKeys')} {expr.value({'SS': sorted(op.keys)})}")
+        elif isinstance(op, NextLeg):
+            sets.append(f"{expr.name('leg')} = {expr.name('leg')} + {expr.value(number(op.steps))}")
+    clauses = [f"SET {', '.join(sets)}"]
+    if removes:
+        clauses.append(f"REMOVE {', '.join(removes)}")
+    if adds:
+        clauses.append(f"ADD {', '.join(adds)}")
+    return " ".join(clauses)
