@@ -283,10 +283,12 @@ def test_throttling_that_outlasts_the_retries_is_told_apart(
     [
         (60, "1d/"),
         (86_400, "1d/"),
-        (86_401, "7d/"),
+        (86_401, "1d/"),  # the second `expiry` rounds up is not a day more
+        (86_402, "7d/"),
         (7 * 86_400, "7d/"),
         (20 * 86_400, "30d/"),
         (30 * 86_400, "30d/"),
+        (30 * 86_400 + 1, "30d/"),
         (31 * 86_400, "keep/"),
         (None, "keep/"),
     ],

@@ -195,6 +195,15 @@ class Stack:
 _NO_VALUE = object()
 
 
+def build_stack(template: dict[str, Any], name: str, given: dict[str, Any]) -> Stack:
+    """The stack `template` becomes when deployed with the parameters `given`."""
+    output = transform(template, given)
+    values = parameter_values(template, given)
+    conditions: dict[str, Any] = dict(output.get("Conditions", {}))
+    decided = {c: bool(evaluate(expr, values, conditions)) for c, expr in conditions.items()}
+    return Stack(name, output, values, decided)
+
+
 @pytest.fixture(scope="session")
 def template() -> dict[str, Any]:
     return load_template(TEMPLATE)
@@ -207,13 +216,7 @@ def transformed(template: dict[str, Any]) -> Callable[[str], Stack]:
 
     def get(name: str) -> Stack:
         if name not in cache:
-            output = transform(template, PARAMETER_SETS[name])
-            values = parameter_values(template, PARAMETER_SETS[name])
-            conditions: dict[str, Any] = dict(output.get("Conditions", {}))
-            decided = {
-                c: bool(evaluate(expr, values, conditions)) for c, expr in conditions.items()
-            }
-            cache[name] = Stack(name, output, values, decided)
+            cache[name] = build_stack(template, name, PARAMETER_SETS[name])
         return cache[name]
 
     return get
@@ -255,6 +258,8 @@ COMMON_RESOURCES = {
     "AWS::ApiGatewayV2::Stage": 1,
     "AWS::ApiGatewayV2::Integration": 1,
     "AWS::ApiGatewayV2::Route": 1,
+    # in every AuthMode, so that no switch deletes it (test_auth_mode_switch.py)
+    "AWS::ApiGatewayV2::Authorizer": 1,
     "AWS::Events::Rule": 1,
     # API 5xx, failed executions, function errors, throttles, reconcile dead letters
     "AWS::CloudWatch::Alarm": 5,
@@ -304,8 +309,6 @@ def machine_arn(template: dict[str, Any]) -> str:
 def test_transform_creates_the_expected_resources(stack: Stack) -> None:
     created = Counter(spec["Type"] for spec in stack.resources().values())
     expected = Counter(COMMON_RESOURCES)
-    if stack.values["AuthMode"] == "JWT":
-        expected["AWS::ApiGatewayV2::Authorizer"] = 1
     if stack.values["AuthMode"] == "OAUTH":  # the two metadata routes and their permission
         expected["AWS::ApiGatewayV2::Route"] += 2
         expected["AWS::Lambda::Permission"] += 1
@@ -325,18 +328,21 @@ def test_route_authorization_follows_auth_mode(stack: Stack) -> None:
     assert route["RouteKey"] == "ANY /mcp"
     kinds = {"NONE": "NONE", "JWT": "JWT", "IAM": "AWS_IAM", "OAUTH": "NONE"}
     assert route["AuthorizationType"] == kinds[mode]
+    authorizer = stack.choose(stack.resources()["JwtAuthorizer"]["Properties"])
+    assert authorizer["AuthorizerType"] == "JWT"
+    assert authorizer["IdentitySource"] == ["$request.header.Authorization"]
     if mode == "JWT":
         assert route["AuthorizerId"] == {"Ref": "JwtAuthorizer"}
-        authorizer = stack.resources()["JwtAuthorizer"]["Properties"]
-        assert authorizer["AuthorizerType"] == "JWT"
-        assert authorizer["IdentitySource"] == ["$request.header.Authorization"]
         assert authorizer["JwtConfiguration"] == {
             "Issuer": {"Ref": "JwtIssuer"},
             "Audience": {"Ref": "JwtAudience"},
         }
     else:
+        # Kept, used by no route, trusting no issuer: a path of this API that serves no keys
         assert "AuthorizerId" not in route
-        assert "JwtAuthorizer" not in stack.resources()
+        issuer = resolver().resolve(authorizer["JwtConfiguration"]["Issuer"])
+        assert issuer == "https://api123.execute-api.us-east-1.amazonaws.com/unused-jwt-authorizer"
+        assert authorizer["JwtConfiguration"]["Audience"] == ["unused-jwt-authorizer"]
 
 
 def _references(value: Any) -> set[str]:

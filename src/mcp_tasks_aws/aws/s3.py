@@ -4,12 +4,12 @@ Objects live under a prefix that says how long the bucket keeps them, and the te
 each prefix a lifecycle rule of that many days (`RETENTION_DAYS`): a result is written under
 the shortest one that still outlives its task, so it is neither gone while its task is still
 readable nor kept for a month after a one-hour task. A task kept for good (no TTL, a
-deliberate local choice) writes under `results/keep/`, which no rule expires.
+deliberate local choice) writes under `results/keep/`, which no rule expires; so does one
+that outlives every rule, which only a lifted TTL cap allows (MCP_TASKS_MAX_TTL_MS).
 """
 
 from __future__ import annotations
 
-import math
 import time
 from typing import TYPE_CHECKING, Final
 
@@ -22,15 +22,24 @@ if TYPE_CHECKING:
 RETENTION_DAYS: Final = (1, 7, 30)
 """The lifecycle rules of the result bucket (template.yaml), in days from the object's creation."""
 _DAY_S: Final = 86_400
+EXPIRY_ROUNDING_S: Final = 1
+"""How far past the end its TTL asks for a task's `expires_at` may lie: `tasks.model.expiry`
+rounds the end up to the whole second."""
 
 
 def retention_folder(expires_at: int | None, now_s: float) -> str:
-    """The folder whose lifecycle outlives a task expiring at `expires_at` (epoch s)."""
+    """The folder whose lifecycle outlives a task expiring at `expires_at` (epoch s).
+
+    The lifetime left is measured without the rounding of `expires_at`: a task kept N days
+    whose result is written at once (a fraction of a second after its creation) gets the N-day
+    folder, not the next one up, nor `keep/` after the longest. S3 expires an object at the
+    first midnight (UTC) after its rule's days, so the object still outlives that second.
+    """
     if expires_at is None:
         return "keep/"
-    days_left = max(1, math.ceil((expires_at - now_s) / _DAY_S))
+    lifetime_s = expires_at - EXPIRY_ROUNDING_S - now_s
     for days in RETENTION_DAYS:
-        if days >= days_left:
+        if days * _DAY_S >= lifetime_s:
             return f"{days}d/"
     return "keep/"  # longer than any rule: only when the TTL cap is lifted
 
