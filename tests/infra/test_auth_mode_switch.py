@@ -26,8 +26,8 @@ from functools import cache
 from typing import Any
 
 import pytest
-from test_template import ACCOUNT, TEMPLATE, Stack, build_stack
 
+from infra.test_template import ACCOUNT, TEMPLATE, Stack, build_stack
 from mcp_tasks_aws.local.template import Resolver, load_template
 
 ISSUER = "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_example"

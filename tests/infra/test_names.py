@@ -14,8 +14,8 @@ from functools import cache
 from typing import Any
 
 import pytest
-from test_template import ACCOUNT, Stack
 
+from infra.test_template import ACCOUNT, Stack
 from mcp_tasks_aws.local.template import Resolver
 
 LONGEST_STACK_NAME = "s" * 128  # CloudFormation: 1-128 characters, [a-zA-Z][-a-zA-Z0-9]*
