@@ -40,8 +40,9 @@ from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.exceptions import TaskCancelled, TaskTooLarge
 from mcp_tasks_aws.tasks.model import TaskRecord
 from mcp_tasks_aws.tasks.ports import ResultStore, Runner, TaskStore
-from mcp_tasks_aws.tools.context import InputNeeded, ToolContext
+from mcp_tasks_aws.tools.context import ToolContext
 from mcp_tasks_aws.tools.invoke import run_tool
+from mcp_tasks_aws.tools.journal import InputNeeded
 from mcp_tasks_aws.tools.registry import ToolSet, text_result
 
 logger = logging.getLogger(__name__)
