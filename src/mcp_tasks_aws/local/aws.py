@@ -5,15 +5,19 @@
 - Step Functions: the state machine from the real ASL file (`DefinitionUri`), its
   `DefinitionSubstitutions` resolved, run by moto's interpreter (`execute_state_machine`).
 - Lambda: moto cannot run code without Docker, so every invoke is routed to the real handler
-  modules, in-process (`local.lambdas`): the state machine's `lambda:invoke` synchronously
-  (exceptions become the `Unhandled` error envelope AWS returns, so Retry/Catch behave as
-  deployed), the API's direct legs (`InvocationType=Event`) in a thread each, with the
-  function's retries and on-failure destination from the template. Either way each function's
-  `Timeout` from the template (`function_timeouts`) holds: a handler still running then is
-  interrupted and the invoker gets Lambda's `Sandbox.Timedout` error.
+  modules, in-process (`local.lambdas`, by a patch in `local.moto_patches`): the state
+  machine's `lambda:invoke` synchronously (exceptions become the `Unhandled` error envelope AWS
+  returns, so Retry/Catch behave as deployed), the API's direct legs (`InvocationType=Event`)
+  in a thread each, with the function's retries and on-failure destination from the template.
+  Either way each function's `Timeout` from the template (`function_timeouts`) holds: a
+  handler still running then is interrupted and the invoker gets Lambda's `Sandbox.Timedout`
+  error.
 - EventBridge: moto does not deliver "Execution Status Change" events, so a watcher thread
   polls for FAILED / TIMED_OUT / ABORTED executions and calls the reconcile handler with the
   event shape EventBridge would deliver.
+
+The other gaps between moto and AWS the stack relies on (atomic conditional writes, a
+StopExecution right after StartExecution) are closed in `local.moto_patches` too.
 
 Call :func:`start_local_aws` before anything creates a boto3 client.
 """
@@ -25,7 +29,6 @@ import logging
 import os
 import secrets
 import threading
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_tasks_aws.local.lambdas import DEFAULT_TIMEOUT_S, LAMBDAS, AsyncSettings
+from mcp_tasks_aws.local.moto_patches import apply_moto_patches
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
@@ -48,124 +52,6 @@ def _fake_credentials() -> None:
     os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"  # noqa: S105 - moto's fake credentials
     os.environ.pop("AWS_PROFILE", None)
     os.environ.pop("AWS_SESSION_TOKEN", None)
-
-
-_patched = False
-_dynamodb_serialised = False
-_DYNAMODB_LOCK = threading.RLock()
-
-
-def _serialise_moto_dynamodb() -> None:
-    """Make moto's item operations atomic, as DynamoDB's are.
-
-    moto checks a write's condition and applies the write as two steps, with no lock: two
-    threads (the HTTP server, state machine threads, the worker) can then both pass the same
-    condition, which DynamoDB never allows, and the tasks' race protection rests on it.
-    """
-    global _dynamodb_serialised
-    if _dynamodb_serialised:
-        return
-    import functools
-
-    from moto.dynamodb.models import DynamoDBBackend
-    from moto.dynamodb.responses import DynamoHandler
-
-    operations = (
-        "put_item",
-        "get_item",
-        "update_item",
-        "delete_item",
-        "batch_get_item",
-        "query",
-        "scan",
-        "transact_write_items",
-        "transact_get_items",
-    )
-    # Whole requests (the response layer reads the old item for ALL_OLD, then writes) and the
-    # backend calls under them share one re-entrant lock.
-    for owner in (DynamoHandler, DynamoDBBackend):
-        for name in operations:
-            original = getattr(owner, name, None)
-            if original is None:
-                continue
-
-            def locked(*args: Any, __original: Any = original, **kwargs: Any) -> Any:
-                with _DYNAMODB_LOCK:
-                    return __original(*args, **kwargs)
-
-            setattr(owner, name, functools.wraps(original)(locked))
-    _make_moto_updates_all_or_nothing(DynamoDBBackend)
-    _dynamodb_serialised = True
-
-
-def _make_moto_updates_all_or_nothing(backend: Any) -> None:
-    """An UpdateItem that fails part way (an item grown past 400 KB) changes nothing, as on AWS.
-
-    moto applies an update expression's actions to the stored item one by one and raises when
-    one makes the item too large, keeping the actions before it.
-    """
-    import copy
-    import functools
-
-    from moto.dynamodb.models.dynamo_type import DynamoType
-
-    original = backend.update_item
-
-    def update_item(self: Any, table_name: str, key: dict[str, Any], *args: Any, **kw: Any) -> Any:
-        with _DYNAMODB_LOCK:  # the snapshot and the update are one step for other threads
-            table = self.get_table(table_name)
-            hash_attr, range_attr = table.hash_key_attr, table.range_key_attr
-            hash_value = DynamoType(key[hash_attr]) if hash_attr in key else None
-            range_value = DynamoType(key[range_attr]) if range_attr and range_attr in key else None
-            item = table.get_item(hash_value, range_value) if hash_value is not None else None
-            saved = copy.deepcopy(item.attrs) if item is not None else None
-            try:
-                return original(self, table_name, key, *args, **kw)
-            except Exception:
-                if item is not None:
-                    item.attrs = saved
-                raise
-
-    backend.update_item = functools.wraps(original)(update_item)
-
-
-def _patch_moto_lambda() -> None:
-    global _patched
-    if _patched:
-        return
-    from moto.awslambda.exceptions import UnknownFunctionException
-    from moto.awslambda_simple.models import LambdaSimpleBackend
-    from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
-
-    # moto's execution thread builds its environment a moment after StartExecution returns;
-    # a StopExecution in between raises inside moto (AWS has no such gap). Wait for it.
-    original_stop = ExecutionWorker.stop
-
-    def stop(self: Any, *args: Any, **kwargs: Any) -> Any:
-        deadline = time.monotonic() + 2
-        while getattr(self, "env", None) is None and time.monotonic() < deadline:
-            time.sleep(0.005)
-        return original_stop(self, *args, **kwargs)
-
-    ExecutionWorker.stop = stop  # type: ignore[method-assign]
-
-    def invoke(
-        self: Any,
-        function_name: str,
-        qualifier: str | None,
-        body: Any,
-        headers: Any,
-        response_headers: Any,
-    ) -> bytes:
-        if headers.get("X-Amz-Invocation-Type") == "Event":
-            if not LAMBDAS.has(function_name):  # Lambda refuses to queue for no function
-                raise UnknownFunctionException(function_name)
-            LAMBDAS.invoke_event(function_name, body)  # moto answers 202 for the queued event
-            return b""
-        return LAMBDAS.invoke(function_name, body, response_headers)
-
-    LambdaSimpleBackend.invoke = invoke  # type: ignore[method-assign]
-    _patched = True
 
 
 @dataclass
@@ -273,8 +159,7 @@ def start_local_aws(template_path: Path, parameters: dict[str, str] | None = Non
         }
     )
     mock.start()
-    _patch_moto_lambda()
-    _serialise_moto_dynamodb()
+    apply_moto_patches()
     # moto's interpreter logs every failed execution loudly; failures are expected here.
     logging.getLogger("moto.stepfunctions.parser").setLevel(logging.CRITICAL)
 
