@@ -43,15 +43,8 @@ ACCOUNT = "123456789012"
 logger = logging.getLogger("mcp_tasks_aws.local")
 
 Handler = Callable[[dict[str, Any], Any], Any]
-
-
-def _fake_credentials() -> None:
-    # moto must see fake credentials and a region before any client exists.
-    os.environ.setdefault("AWS_DEFAULT_REGION", REGION)
-    os.environ["AWS_ACCESS_KEY_ID"] = "testing"
-    os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"  # noqa: S105 - moto's fake credentials
-    os.environ.pop("AWS_PROFILE", None)
-    os.environ.pop("AWS_SESSION_TOKEN", None)
+Resolve = Callable[[Any], Any]
+"""Evaluates a template value's intrinsics (Ref, GetAtt, Sub, ...) against one stack's names."""
 
 
 @dataclass
@@ -147,10 +140,79 @@ class LocalAws:
 
 def start_local_aws(template_path: Path, parameters: dict[str, str] | None = None) -> LocalAws:
     """Start moto and create the template's table, bucket and state machine."""
-    _fake_credentials()
-    from moto import mock_aws
+    # Ordering: moto is started first (fake credentials, then the moto import, then its
+    # patches), so that every boto3 client the steps below make goes to the mock; a client
+    # made before would reach the real AWS endpoint. The resources do not depend on each other.
+    mock = _start_moto()
+    from mcp_tasks_aws.local.template import load_template
 
-    from mcp_tasks_aws.local.template import Resolver, load_template
+    template = load_template(template_path)
+    names = _name_resources(template)
+    resolve = _template_resolver(template, names, parameters or {})
+    _create_task_table(template, names.table)
+    _create_result_bucket(names.bucket)
+    _create_state_machine(template, template_path.parent, names, resolve)
+    environment, function_environments = _function_environments(template, names, resolve)
+    return LocalAws(
+        stack_name=names.stack,
+        table_name=names.table,
+        bucket_name=names.bucket,
+        state_machine_arn=names.machine_arn,
+        environment=environment,
+        function_handlers=names.functions,
+        function_environments=function_environments,
+        async_settings=_async_settings(template, names, resolve),
+        _mock=mock,
+    )
+
+
+@dataclass(frozen=True)
+class _ResourceNames:
+    """What one stack calls the template's resources: unique per stack, so stacks coexist."""
+
+    stack: str
+    functions: dict[str, str]  # logical id -> "handlers.module.function", from the template
+
+    @property
+    def table(self) -> str:
+        return f"{self.stack}-tasks"
+
+    @property
+    def bucket(self) -> str:
+        return f"{self.stack}-results"
+
+    @property
+    def machine(self) -> str:
+        return f"{self.stack}-tasks"
+
+    @property
+    def machine_arn(self) -> str:
+        return f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{self.machine}"
+
+    def attribute(self, logical: str, name: str) -> str:
+        """`Fn::GetAtt` for the resources the stack creates (their `Arn`)."""
+        if logical in self.functions and name == "Arn":
+            return f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{self.stack}-{logical}"
+        if logical == "TaskTable" and name == "Arn":
+            return f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{self.table}"
+        if logical == "ResultBucket" and name == "Arn":
+            return f"arn:aws:s3:::{self.bucket}"
+        raise KeyError(f"{logical}.{name} is not emulated locally")
+
+
+def _fake_credentials() -> None:
+    # moto must see fake credentials and a region before any client exists.
+    os.environ.setdefault("AWS_DEFAULT_REGION", REGION)
+    os.environ["AWS_ACCESS_KEY_ID"] = "testing"
+    os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"  # noqa: S105 - moto's fake credentials
+    os.environ.pop("AWS_PROFILE", None)
+    os.environ.pop("AWS_SESSION_TOKEN", None)
+
+
+def _start_moto() -> Any:
+    """moto in this process, patched where it differs from AWS; returns the started mock."""
+    _fake_credentials()  # first: moto is imported, and clients are made, only after this
+    from moto import mock_aws
 
     mock = mock_aws(
         config={
@@ -162,27 +224,31 @@ def start_local_aws(template_path: Path, parameters: dict[str, str] | None = Non
     apply_moto_patches()
     # moto's interpreter logs every failed execution loudly; failures are expected here.
     logging.getLogger("moto.stepfunctions.parser").setLevel(logging.CRITICAL)
+    return mock
 
-    import boto3
 
-    template = load_template(template_path)
-    resources: dict[str, Any] = template["Resources"]
-    suffix = secrets.token_hex(3)
-    stack = f"mcp-tasks-local-{suffix}"
+def _name_resources(template: dict[str, Any]) -> _ResourceNames:
+    """Fresh names for a new stack, and the template's functions by logical id."""
+    functions = {
+        logical: str(spec["Properties"]["Handler"])
+        for logical, spec in template["Resources"].items()
+        if spec["Type"] == "AWS::Serverless::Function"
+    }
+    return _ResourceNames(stack=f"mcp-tasks-local-{secrets.token_hex(3)}", functions=functions)
+
+
+def _template_resolver(
+    template: dict[str, Any], names: _ResourceNames, parameters: dict[str, str]
+) -> Resolve:
+    """Refs to the template's parameters (defaults, then `parameters`), pseudo parameters and
+    the stack's resources; GetAtt as `_ResourceNames.attribute`."""
+    from mcp_tasks_aws.local.template import Resolver
+
     params = {
         name: str(spec.get("Default", "")) for name, spec in template.get("Parameters", {}).items()
     }
-    params.update(parameters or {})
-    table_name = f"{stack}-tasks"
-    bucket_name = f"{stack}-results"
-    machine_name = f"{stack}-tasks"
-    machine_arn = f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{machine_name}"
-
-    functions = {
-        logical: str(spec["Properties"]["Handler"])
-        for logical, spec in resources.items()
-        if spec["Type"] == "AWS::Serverless::Function"
-    }
+    params.update(parameters)
+    stack = names.stack
     refs = {
         **params,
         "AWS::Partition": "aws",
@@ -192,25 +258,19 @@ def start_local_aws(template_path: Path, parameters: dict[str, str] | None = Non
         "AWS::StackId": f"arn:aws:cloudformation:{REGION}:{ACCOUNT}:stack/{stack}/{uuid.uuid4()}",
         "AWS::URLSuffix": "amazonaws.com",
         "AWS::NoValue": "",
-        "TaskTable": table_name,
-        "ResultBucket": bucket_name,
-        "TaskStateMachine": machine_arn,
-        **{logical: f"{stack}-{logical}" for logical in functions},
+        "TaskTable": names.table,
+        "ResultBucket": names.bucket,
+        "TaskStateMachine": names.machine_arn,
+        **{logical: f"{stack}-{logical}" for logical in names.functions},
     }
+    return Resolver(refs, names.attribute).resolve
 
-    def attribute(logical: str, name: str) -> str:
-        if logical in functions and name == "Arn":
-            return f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{stack}-{logical}"
-        if logical == "TaskTable" and name == "Arn":
-            return f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{table_name}"
-        if logical == "ResultBucket" and name == "Arn":
-            return f"arn:aws:s3:::{bucket_name}"
-        raise KeyError(f"{logical}.{name} is not emulated locally")
 
-    resolve = Resolver(refs, attribute).resolve
+def _create_task_table(template: dict[str, Any], table_name: str) -> None:
+    """DynamoDB: the table as the template's `TaskTable` declares it (keys, indexes, TTL)."""
+    import boto3
 
-    # DynamoDB: the table as the template declares it.
-    table = resources["TaskTable"]["Properties"]
+    table = template["Resources"]["TaskTable"]["Properties"]
     dynamodb = boto3.client("dynamodb", region_name=REGION)
     dynamodb.create_table(
         TableName=table_name,
@@ -227,38 +287,66 @@ def start_local_aws(template_path: Path, parameters: dict[str, str] | None = Non
     if ttl:
         dynamodb.update_time_to_live(TableName=table_name, TimeToLiveSpecification=ttl)
 
+
+def _create_result_bucket(bucket_name: str) -> None:
+    """S3: the bucket large task results are kept in."""
+    import boto3
+
     boto3.client("s3", region_name=REGION).create_bucket(Bucket=bucket_name)
 
-    # Step Functions: the real ASL file with the template's substitutions.
-    machine = resources["TaskStateMachine"]["Properties"]
-    definition = (template_path.parent / machine["DefinitionUri"]).read_text()
+
+def _create_state_machine(
+    template: dict[str, Any], template_dir: Path, names: _ResourceNames, resolve: Resolve
+) -> None:
+    """Step Functions: the real ASL file with the template's substitutions, and a role for it."""
+    import boto3
+
+    machine = template["Resources"]["TaskStateMachine"]["Properties"]
+    definition = (template_dir / machine["DefinitionUri"]).read_text()
     for name, value in machine.get("DefinitionSubstitutions", {}).items():
         definition = definition.replace("${" + name + "}", str(resolve(value)))
-    iam = boto3.client("iam", region_name=REGION)
+    iam = boto3.client("iam", region_name=REGION)  # moto's create_state_machine wants a role
     role = iam.create_role(
-        RoleName=f"{stack}-machine",
+        RoleName=f"{names.stack}-machine",
         AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": []}),
     )["Role"]["Arn"]
     boto3.client("stepfunctions", region_name=REGION).create_state_machine(
-        name=machine_name, definition=definition, roleArn=role, type=machine.get("Type", "STANDARD")
+        name=names.machine,
+        definition=definition,
+        roleArn=role,
+        type=machine.get("Type", "STANDARD"),
     )
 
-    # The functions' environment, as the template sets it (secrets are generated locally).
+
+def _function_environments(
+    template: dict[str, Any], names: _ResourceNames, resolve: Resolve
+) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """The functions' environment as the template sets it: the Globals' (with the state
+    machine's ARN), and each function's (Globals, then its own), by logical id."""
     function_globals = template.get("Globals", {}).get("Function", {})
     environment: dict[str, str] = {}
     for name, value in function_globals.get("Environment", {}).get("Variables", {}).items():
         environment[name] = str(resolve(value))
-    environment["MCP_TASKS_STATE_MACHINE_ARN"] = machine_arn
+    environment["MCP_TASKS_STATE_MACHINE_ARN"] = names.machine_arn
     function_environments: dict[str, dict[str, str]] = {}
-    async_settings: dict[str, AsyncSettings] = {}
-    for logical in functions:
-        properties = resources[logical]["Properties"]
-        timeout = properties.get("Timeout", function_globals.get("Timeout", DEFAULT_TIMEOUT_S))
-        own = properties.get("Environment", {}).get("Variables", {})
+    for logical in names.functions:
+        own = template["Resources"][logical]["Properties"].get("Environment", {})
         function_environments[logical] = {
             **environment,
-            **{name: str(resolve(value)) for name, value in own.items()},
+            **{name: str(resolve(value)) for name, value in own.get("Variables", {}).items()},
         }
+    return environment, function_environments
+
+
+def _async_settings(
+    template: dict[str, Any], names: _ResourceNames, resolve: Resolve
+) -> dict[str, AsyncSettings]:
+    """Each function's `Timeout` and asynchronous-invoke settings (`EventInvokeConfig`)."""
+    function_globals = template.get("Globals", {}).get("Function", {})
+    settings: dict[str, AsyncSettings] = {}
+    for logical in names.functions:
+        properties = template["Resources"][logical]["Properties"]
+        timeout = properties.get("Timeout", function_globals.get("Timeout", DEFAULT_TIMEOUT_S))
         invoke_config = properties.get("EventInvokeConfig", {})
         on_failure = invoke_config.get("DestinationConfig", {}).get("OnFailure", {})
         destination = None
@@ -267,20 +355,10 @@ def start_local_aws(template_path: Path, parameters: dict[str, str] | None = Non
                 destination = str(resolve(on_failure["Destination"]))
             except KeyError:  # a queue or topic this stack does not create: records are dropped
                 destination = f"not-emulated:{on_failure.get('Type', '?')}"
-        async_settings[logical] = AsyncSettings(
-            arn=attribute(logical, "Arn"),
+        settings[logical] = AsyncSettings(
+            arn=names.attribute(logical, "Arn"),
             timeout_s=float(resolve(timeout)),
             maximum_retry_attempts=int(invoke_config.get("MaximumRetryAttempts", 2)),
             on_failure=destination,
         )
-    return LocalAws(
-        stack_name=stack,
-        table_name=table_name,
-        bucket_name=bucket_name,
-        state_machine_arn=machine_arn,
-        environment=environment,
-        function_handlers=functions,
-        function_environments=function_environments,
-        async_settings=async_settings,
-        _mock=mock,
-    )
+    return settings
