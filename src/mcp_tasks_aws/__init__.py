@@ -9,7 +9,8 @@ The public surface for tool authors::
 
 from typing import TYPE_CHECKING, Any
 
-from mcp_tasks_aws.tools.context import ElicitResult, RootsResult, SamplingResult, ToolContext
+from mcp_tasks_aws.tools.context import ToolContext
+from mcp_tasks_aws.tools.journal import ElicitResult, RootsResult, SamplingResult
 from mcp_tasks_aws.tools.registry import TaskPolicy, ToolError, ToolResult, ToolSet
 from mcp_tasks_aws.tools.signature import Header, ToolDefinitionError
 

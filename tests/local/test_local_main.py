@@ -1,4 +1,4 @@
-"""`make run` (local.server.main) fails in one line, not a traceback, for what a new user gets
+"""`make run` (local.stack.main) fails in one line, not a traceback, for what a new user gets
 wrong first: a tools module that does not exist, a path given for a module, a port in use."""
 
 from __future__ import annotations

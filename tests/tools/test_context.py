@@ -10,13 +10,8 @@ from pydantic import BaseModel, Field
 
 from mcp_tasks_aws.protocol.errors import InvalidParams, MissingClientCapability
 from mcp_tasks_aws.protocol.models import ClientCapabilities
-from mcp_tasks_aws.tools.context import (
-    BecomeTask,
-    ElicitResult,
-    InputNeeded,
-    SamplingResult,
-    ToolContext,
-)
+from mcp_tasks_aws.tools.context import ToolContext
+from mcp_tasks_aws.tools.journal import BecomeTask, ElicitResult, InputNeeded, SamplingResult
 
 FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 ALL = {"elicitation": {}, "sampling": {}, "roots": {}}

@@ -11,7 +11,8 @@ Invariants:
   of tokens with made-up `kid`s costs one fetch per interval, not one per request;
 - one fetch at a time (a lock): concurrent requests wait for it instead of fetching as well;
 - a failed refetch keeps the keys already held; only having no keys at all is an outage;
-- HTTPS only, except plain HTTP to a loopback address (the embedded stack's local server).
+- HTTPS only, except plain HTTP to a loopback address (the embedded stack's local
+  authorization server).
 """
 
 from __future__ import annotations

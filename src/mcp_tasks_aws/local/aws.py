@@ -5,15 +5,19 @@
 - Step Functions: the state machine from the real ASL file (`DefinitionUri`), its
   `DefinitionSubstitutions` resolved, run by moto's interpreter (`execute_state_machine`).
 - Lambda: moto cannot run code without Docker, so every invoke is routed to the real handler
-  modules, in-process (`local.lambdas`): the state machine's `lambda:invoke` synchronously
-  (exceptions become the `Unhandled` error envelope AWS returns, so Retry/Catch behave as
-  deployed), the API's direct legs (`InvocationType=Event`) in a thread each, with the
-  function's retries and on-failure destination from the template. Either way each function's
-  `Timeout` from the template (`function_timeouts`) holds: a handler still running then is
-  interrupted and the invoker gets Lambda's `Sandbox.Timedout` error.
+  modules, in-process (`local.lambdas`, by a patch in `local.moto_patches`): the state
+  machine's `lambda:invoke` synchronously (exceptions become the `Unhandled` error envelope AWS
+  returns, so Retry/Catch behave as deployed), the API's direct legs (`InvocationType=Event`)
+  in a thread each, with the function's retries and on-failure destination from the template.
+  Either way each function's `Timeout` from the template (`function_timeouts`) holds: a
+  handler still running then is interrupted and the invoker gets Lambda's `Sandbox.Timedout`
+  error.
 - EventBridge: moto does not deliver "Execution Status Change" events, so a watcher thread
   polls for FAILED / TIMED_OUT / ABORTED executions and calls the reconcile handler with the
   event shape EventBridge would deliver.
+
+The other gaps between moto and AWS the stack relies on (atomic conditional writes, a
+StopExecution right after StartExecution) are closed in `local.moto_patches` too.
 
 Call :func:`start_local_aws` before anything creates a boto3 client.
 """
@@ -25,7 +29,6 @@ import logging
 import os
 import secrets
 import threading
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,139 +36,15 @@ from pathlib import Path
 from typing import Any
 
 from mcp_tasks_aws.local.lambdas import DEFAULT_TIMEOUT_S, LAMBDAS, AsyncSettings
+from mcp_tasks_aws.local.moto_patches import apply_moto_patches
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
 logger = logging.getLogger("mcp_tasks_aws.local")
 
 Handler = Callable[[dict[str, Any], Any], Any]
-
-
-def _fake_credentials() -> None:
-    # moto must see fake credentials and a region before any client exists.
-    os.environ.setdefault("AWS_DEFAULT_REGION", REGION)
-    os.environ["AWS_ACCESS_KEY_ID"] = "testing"
-    os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"  # noqa: S105 - moto's fake credentials
-    os.environ.pop("AWS_PROFILE", None)
-    os.environ.pop("AWS_SESSION_TOKEN", None)
-
-
-_patched = False
-_dynamodb_serialised = False
-_DYNAMODB_LOCK = threading.RLock()
-
-
-def _serialise_moto_dynamodb() -> None:
-    """Make moto's item operations atomic, as DynamoDB's are.
-
-    moto checks a write's condition and applies the write as two steps, with no lock: two
-    threads (the HTTP server, state machine threads, the worker) can then both pass the same
-    condition, which DynamoDB never allows, and the tasks' race protection rests on it.
-    """
-    global _dynamodb_serialised
-    if _dynamodb_serialised:
-        return
-    import functools
-
-    from moto.dynamodb.models import DynamoDBBackend
-    from moto.dynamodb.responses import DynamoHandler
-
-    operations = (
-        "put_item",
-        "get_item",
-        "update_item",
-        "delete_item",
-        "batch_get_item",
-        "query",
-        "scan",
-        "transact_write_items",
-        "transact_get_items",
-    )
-    # Whole requests (the response layer reads the old item for ALL_OLD, then writes) and the
-    # backend calls under them share one re-entrant lock.
-    for owner in (DynamoHandler, DynamoDBBackend):
-        for name in operations:
-            original = getattr(owner, name, None)
-            if original is None:
-                continue
-
-            def locked(*args: Any, __original: Any = original, **kwargs: Any) -> Any:
-                with _DYNAMODB_LOCK:
-                    return __original(*args, **kwargs)
-
-            setattr(owner, name, functools.wraps(original)(locked))
-    _make_moto_updates_all_or_nothing(DynamoDBBackend)
-    _dynamodb_serialised = True
-
-
-def _make_moto_updates_all_or_nothing(backend: Any) -> None:
-    """An UpdateItem that fails part way (an item grown past 400 KB) changes nothing, as on AWS.
-
-    moto applies an update expression's actions to the stored item one by one and raises when
-    one makes the item too large, keeping the actions before it.
-    """
-    import copy
-    import functools
-
-    from moto.dynamodb.models.dynamo_type import DynamoType
-
-    original = backend.update_item
-
-    def update_item(self: Any, table_name: str, key: dict[str, Any], *args: Any, **kw: Any) -> Any:
-        with _DYNAMODB_LOCK:  # the snapshot and the update are one step for other threads
-            table = self.get_table(table_name)
-            hash_attr, range_attr = table.hash_key_attr, table.range_key_attr
-            hash_value = DynamoType(key[hash_attr]) if hash_attr in key else None
-            range_value = DynamoType(key[range_attr]) if range_attr and range_attr in key else None
-            item = table.get_item(hash_value, range_value) if hash_value is not None else None
-            saved = copy.deepcopy(item.attrs) if item is not None else None
-            try:
-                return original(self, table_name, key, *args, **kw)
-            except Exception:
-                if item is not None:
-                    item.attrs = saved
-                raise
-
-    backend.update_item = functools.wraps(original)(update_item)
-
-
-def _patch_moto_lambda() -> None:
-    global _patched
-    if _patched:
-        return
-    from moto.awslambda.exceptions import UnknownFunctionException
-    from moto.awslambda_simple.models import LambdaSimpleBackend
-    from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
-
-    # moto's execution thread builds its environment a moment after StartExecution returns;
-    # a StopExecution in between raises inside moto (AWS has no such gap). Wait for it.
-    original_stop = ExecutionWorker.stop
-
-    def stop(self: Any, *args: Any, **kwargs: Any) -> Any:
-        deadline = time.monotonic() + 2
-        while getattr(self, "env", None) is None and time.monotonic() < deadline:
-            time.sleep(0.005)
-        return original_stop(self, *args, **kwargs)
-
-    ExecutionWorker.stop = stop  # type: ignore[method-assign]
-
-    def invoke(
-        self: Any,
-        function_name: str,
-        qualifier: str | None,
-        body: Any,
-        headers: Any,
-        response_headers: Any,
-    ) -> bytes:
-        if headers.get("X-Amz-Invocation-Type") == "Event":
-            if not LAMBDAS.has(function_name):  # Lambda refuses to queue for no function
-                raise UnknownFunctionException(function_name)
-            LAMBDAS.invoke_event(function_name, body)  # moto answers 202 for the queued event
-            return b""
-        return LAMBDAS.invoke(function_name, body, response_headers)
-
-    LambdaSimpleBackend.invoke = invoke  # type: ignore[method-assign]
-    _patched = True
+Resolve = Callable[[Any], Any]
+"""Evaluates a template value's intrinsics (Ref, GetAtt, Sub, ...) against one stack's names."""
 
 
 @dataclass
@@ -261,10 +140,79 @@ class LocalAws:
 
 def start_local_aws(template_path: Path, parameters: dict[str, str] | None = None) -> LocalAws:
     """Start moto and create the template's table, bucket and state machine."""
-    _fake_credentials()
-    from moto import mock_aws
+    # Ordering: moto is started first (fake credentials, then the moto import, then its
+    # patches), so that every boto3 client the steps below make goes to the mock; a client
+    # made before would reach the real AWS endpoint. The resources do not depend on each other.
+    mock = _start_moto()
+    from mcp_tasks_aws.local.template import load_template
 
-    from mcp_tasks_aws.local.template import Resolver, load_template
+    template = load_template(template_path)
+    names = _name_resources(template)
+    resolve = _template_resolver(template, names, parameters or {})
+    _create_task_table(template, names.table)
+    _create_result_bucket(names.bucket)
+    _create_state_machine(template, template_path.parent, names, resolve)
+    environment, function_environments = _function_environments(template, names, resolve)
+    return LocalAws(
+        stack_name=names.stack,
+        table_name=names.table,
+        bucket_name=names.bucket,
+        state_machine_arn=names.machine_arn,
+        environment=environment,
+        function_handlers=names.functions,
+        function_environments=function_environments,
+        async_settings=_async_settings(template, names, resolve),
+        _mock=mock,
+    )
+
+
+@dataclass(frozen=True)
+class _ResourceNames:
+    """What one stack calls the template's resources: unique per stack, so stacks coexist."""
+
+    stack: str
+    functions: dict[str, str]  # logical id -> "handlers.module.function", from the template
+
+    @property
+    def table(self) -> str:
+        return f"{self.stack}-tasks"
+
+    @property
+    def bucket(self) -> str:
+        return f"{self.stack}-results"
+
+    @property
+    def machine(self) -> str:
+        return f"{self.stack}-tasks"
+
+    @property
+    def machine_arn(self) -> str:
+        return f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{self.machine}"
+
+    def attribute(self, logical: str, name: str) -> str:
+        """`Fn::GetAtt` for the resources the stack creates (their `Arn`)."""
+        if logical in self.functions and name == "Arn":
+            return f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{self.stack}-{logical}"
+        if logical == "TaskTable" and name == "Arn":
+            return f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{self.table}"
+        if logical == "ResultBucket" and name == "Arn":
+            return f"arn:aws:s3:::{self.bucket}"
+        raise KeyError(f"{logical}.{name} is not emulated locally")
+
+
+def _fake_credentials() -> None:
+    # moto must see fake credentials and a region before any client exists.
+    os.environ.setdefault("AWS_DEFAULT_REGION", REGION)
+    os.environ["AWS_ACCESS_KEY_ID"] = "testing"
+    os.environ["AWS_SECRET_ACCESS_KEY"] = "testing"  # noqa: S105 - moto's fake credentials
+    os.environ.pop("AWS_PROFILE", None)
+    os.environ.pop("AWS_SESSION_TOKEN", None)
+
+
+def _start_moto() -> Any:
+    """moto in this process, patched where it differs from AWS; returns the started mock."""
+    _fake_credentials()  # first: moto is imported, and clients are made, only after this
+    from moto import mock_aws
 
     mock = mock_aws(
         config={
@@ -273,31 +221,34 @@ def start_local_aws(template_path: Path, parameters: dict[str, str] | None = Non
         }
     )
     mock.start()
-    _patch_moto_lambda()
-    _serialise_moto_dynamodb()
+    apply_moto_patches()
     # moto's interpreter logs every failed execution loudly; failures are expected here.
     logging.getLogger("moto.stepfunctions.parser").setLevel(logging.CRITICAL)
+    return mock
 
-    import boto3
 
-    template = load_template(template_path)
-    resources: dict[str, Any] = template["Resources"]
-    suffix = secrets.token_hex(3)
-    stack = f"mcp-tasks-local-{suffix}"
+def _name_resources(template: dict[str, Any]) -> _ResourceNames:
+    """Fresh names for a new stack, and the template's functions by logical id."""
+    functions = {
+        logical: str(spec["Properties"]["Handler"])
+        for logical, spec in template["Resources"].items()
+        if spec["Type"] == "AWS::Serverless::Function"
+    }
+    return _ResourceNames(stack=f"mcp-tasks-local-{secrets.token_hex(3)}", functions=functions)
+
+
+def _template_resolver(
+    template: dict[str, Any], names: _ResourceNames, parameters: dict[str, str]
+) -> Resolve:
+    """Refs to the template's parameters (defaults, then `parameters`), pseudo parameters and
+    the stack's resources; GetAtt as `_ResourceNames.attribute`."""
+    from mcp_tasks_aws.local.template import Resolver
+
     params = {
         name: str(spec.get("Default", "")) for name, spec in template.get("Parameters", {}).items()
     }
-    params.update(parameters or {})
-    table_name = f"{stack}-tasks"
-    bucket_name = f"{stack}-results"
-    machine_name = f"{stack}-tasks"
-    machine_arn = f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:{machine_name}"
-
-    functions = {
-        logical: str(spec["Properties"]["Handler"])
-        for logical, spec in resources.items()
-        if spec["Type"] == "AWS::Serverless::Function"
-    }
+    params.update(parameters)
+    stack = names.stack
     refs = {
         **params,
         "AWS::Partition": "aws",
@@ -307,25 +258,19 @@ def start_local_aws(template_path: Path, parameters: dict[str, str] | None = Non
         "AWS::StackId": f"arn:aws:cloudformation:{REGION}:{ACCOUNT}:stack/{stack}/{uuid.uuid4()}",
         "AWS::URLSuffix": "amazonaws.com",
         "AWS::NoValue": "",
-        "TaskTable": table_name,
-        "ResultBucket": bucket_name,
-        "TaskStateMachine": machine_arn,
-        **{logical: f"{stack}-{logical}" for logical in functions},
+        "TaskTable": names.table,
+        "ResultBucket": names.bucket,
+        "TaskStateMachine": names.machine_arn,
+        **{logical: f"{stack}-{logical}" for logical in names.functions},
     }
+    return Resolver(refs, names.attribute).resolve
 
-    def attribute(logical: str, name: str) -> str:
-        if logical in functions and name == "Arn":
-            return f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{stack}-{logical}"
-        if logical == "TaskTable" and name == "Arn":
-            return f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{table_name}"
-        if logical == "ResultBucket" and name == "Arn":
-            return f"arn:aws:s3:::{bucket_name}"
-        raise KeyError(f"{logical}.{name} is not emulated locally")
 
-    resolve = Resolver(refs, attribute).resolve
+def _create_task_table(template: dict[str, Any], table_name: str) -> None:
+    """DynamoDB: the table as the template's `TaskTable` declares it (keys, indexes, TTL)."""
+    import boto3
 
-    # DynamoDB: the table as the template declares it.
-    table = resources["TaskTable"]["Properties"]
+    table = template["Resources"]["TaskTable"]["Properties"]
     dynamodb = boto3.client("dynamodb", region_name=REGION)
     dynamodb.create_table(
         TableName=table_name,
@@ -342,38 +287,66 @@ def start_local_aws(template_path: Path, parameters: dict[str, str] | None = Non
     if ttl:
         dynamodb.update_time_to_live(TableName=table_name, TimeToLiveSpecification=ttl)
 
+
+def _create_result_bucket(bucket_name: str) -> None:
+    """S3: the bucket large task results are kept in."""
+    import boto3
+
     boto3.client("s3", region_name=REGION).create_bucket(Bucket=bucket_name)
 
-    # Step Functions: the real ASL file with the template's substitutions.
-    machine = resources["TaskStateMachine"]["Properties"]
-    definition = (template_path.parent / machine["DefinitionUri"]).read_text()
+
+def _create_state_machine(
+    template: dict[str, Any], template_dir: Path, names: _ResourceNames, resolve: Resolve
+) -> None:
+    """Step Functions: the real ASL file with the template's substitutions, and a role for it."""
+    import boto3
+
+    machine = template["Resources"]["TaskStateMachine"]["Properties"]
+    definition = (template_dir / machine["DefinitionUri"]).read_text()
     for name, value in machine.get("DefinitionSubstitutions", {}).items():
         definition = definition.replace("${" + name + "}", str(resolve(value)))
-    iam = boto3.client("iam", region_name=REGION)
+    iam = boto3.client("iam", region_name=REGION)  # moto's create_state_machine wants a role
     role = iam.create_role(
-        RoleName=f"{stack}-machine",
+        RoleName=f"{names.stack}-machine",
         AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": []}),
     )["Role"]["Arn"]
     boto3.client("stepfunctions", region_name=REGION).create_state_machine(
-        name=machine_name, definition=definition, roleArn=role, type=machine.get("Type", "STANDARD")
+        name=names.machine,
+        definition=definition,
+        roleArn=role,
+        type=machine.get("Type", "STANDARD"),
     )
 
-    # The functions' environment, as the template sets it (secrets are generated locally).
+
+def _function_environments(
+    template: dict[str, Any], names: _ResourceNames, resolve: Resolve
+) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """The functions' environment as the template sets it: the Globals' (with the state
+    machine's ARN), and each function's (Globals, then its own), by logical id."""
     function_globals = template.get("Globals", {}).get("Function", {})
     environment: dict[str, str] = {}
     for name, value in function_globals.get("Environment", {}).get("Variables", {}).items():
         environment[name] = str(resolve(value))
-    environment["MCP_TASKS_STATE_MACHINE_ARN"] = machine_arn
+    environment["MCP_TASKS_STATE_MACHINE_ARN"] = names.machine_arn
     function_environments: dict[str, dict[str, str]] = {}
-    async_settings: dict[str, AsyncSettings] = {}
-    for logical in functions:
-        properties = resources[logical]["Properties"]
-        timeout = properties.get("Timeout", function_globals.get("Timeout", DEFAULT_TIMEOUT_S))
-        own = properties.get("Environment", {}).get("Variables", {})
+    for logical in names.functions:
+        own = template["Resources"][logical]["Properties"].get("Environment", {})
         function_environments[logical] = {
             **environment,
-            **{name: str(resolve(value)) for name, value in own.items()},
+            **{name: str(resolve(value)) for name, value in own.get("Variables", {}).items()},
         }
+    return environment, function_environments
+
+
+def _async_settings(
+    template: dict[str, Any], names: _ResourceNames, resolve: Resolve
+) -> dict[str, AsyncSettings]:
+    """Each function's `Timeout` and asynchronous-invoke settings (`EventInvokeConfig`)."""
+    function_globals = template.get("Globals", {}).get("Function", {})
+    settings: dict[str, AsyncSettings] = {}
+    for logical in names.functions:
+        properties = template["Resources"][logical]["Properties"]
+        timeout = properties.get("Timeout", function_globals.get("Timeout", DEFAULT_TIMEOUT_S))
         invoke_config = properties.get("EventInvokeConfig", {})
         on_failure = invoke_config.get("DestinationConfig", {}).get("OnFailure", {})
         destination = None
@@ -382,20 +355,10 @@ def start_local_aws(template_path: Path, parameters: dict[str, str] | None = Non
                 destination = str(resolve(on_failure["Destination"]))
             except KeyError:  # a queue or topic this stack does not create: records are dropped
                 destination = f"not-emulated:{on_failure.get('Type', '?')}"
-        async_settings[logical] = AsyncSettings(
-            arn=attribute(logical, "Arn"),
+        settings[logical] = AsyncSettings(
+            arn=names.attribute(logical, "Arn"),
             timeout_s=float(resolve(timeout)),
             maximum_retry_attempts=int(invoke_config.get("MaximumRetryAttempts", 2)),
             on_failure=destination,
         )
-    return LocalAws(
-        stack_name=stack,
-        table_name=table_name,
-        bucket_name=bucket_name,
-        state_machine_arn=machine_arn,
-        environment=environment,
-        function_handlers=functions,
-        function_environments=function_environments,
-        async_settings=async_settings,
-        _mock=mock,
-    )
+    return settings

@@ -1,7 +1,7 @@
 """Lambda for the embedded stack: the real handlers, invoked in-process, as Lambda would.
 
 moto cannot run function code without Docker. `LAMBDAS` is the registry it is routed to
-(see `local.aws`, which patches moto's invoke): function name -> Python handler.
+(see `local.moto_patches`, which patches moto's invoke): function name -> Python handler.
 
 - **Synchronous invokes** (`RequestResponse`, what the state machine's `lambda:invoke` makes)
   answer the caller with the handler's result; an exception becomes the `Unhandled` error

@@ -3,8 +3,9 @@
 `HttpTransport.handle(HttpRequest) -> HttpResponse` owns everything between the HTTP request
 and the JSON-RPC server: method and body-size limits, Origin validation (DNS-rebinding
 protection), `Accept` negotiation, the `MCP-Protocol-Version` / `Mcp-Method` / `Mcp-Name`
-header checks, and the HTTP status for each outcome. API Gateway events and the local server
-both reduce to `HttpRequest`, so both behave identically.
+header checks, and the HTTP status for each outcome. API Gateway events reduce to `HttpRequest`
+(`edge.apigw`), and the embedded stack turns its HTTP into such events (`local.asgi`), so both
+behave identically.
 
 Custom headers (SEP-2243): `Mcp-Name` may carry the Base64 sentinel, and a `tools/call` must
 carry an `Mcp-Param-{Name}` header matching each argument its tool declares with `x-mcp-header`

@@ -26,9 +26,10 @@ from mcp_tasks_aws.protocol.errors import (
 )
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec, SealedRound, digest
 from mcp_tasks_aws.server.call import Call, TaskCreator
-from mcp_tasks_aws.tools.context import STEP_PREFIX, BecomeTask, InputNeeded, ToolContext
+from mcp_tasks_aws.tools.context import ToolContext
 from mcp_tasks_aws.tools.deadline import DeadlineExceeded, time_limit
 from mcp_tasks_aws.tools.invoke import run_prompt, run_tool
+from mcp_tasks_aws.tools.journal import STEP_PREFIX, BecomeTask, InputNeeded
 from mcp_tasks_aws.tools.registry import TaskPolicy, ToolSet, ToolSpec, text_result
 
 logger = logging.getLogger(__name__)

@@ -37,8 +37,9 @@ from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.exceptions import TaskCancelled, TaskTooLarge
 from mcp_tasks_aws.tasks.model import TaskRecord, now_ms
 from mcp_tasks_aws.tasks.ports import ResultStore, Runner, TaskStore
-from mcp_tasks_aws.tools.context import InputNeeded, ToolContext, capabilities_from_json
+from mcp_tasks_aws.tools.context import ToolContext, capabilities_from_json
 from mcp_tasks_aws.tools.invoke import run_tool
+from mcp_tasks_aws.tools.journal import InputNeeded
 from mcp_tasks_aws.tools.registry import ToolSet, text_result
 
 logger = logging.getLogger(__name__)

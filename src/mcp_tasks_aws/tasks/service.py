@@ -41,7 +41,7 @@ from mcp_tasks_aws.tasks.exceptions import (
 )
 from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, is_task_id, new_task_id, now_ms
 from mcp_tasks_aws.tasks.ports import Applied, DirectLegs, Page, ResultStore, Runner, TaskStore
-from mcp_tasks_aws.tools.context import ELICIT, LIST_ROOTS, SAMPLE, validate_answer
+from mcp_tasks_aws.tools.journal import ELICIT, LIST_ROOTS, SAMPLE, validate_answer
 from mcp_tasks_aws.tools.registry import ToolSpec
 
 logger = logging.getLogger(__name__)

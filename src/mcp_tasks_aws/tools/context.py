@@ -8,7 +8,10 @@ question's key up in the *journal* of answers it was given:
 - not answered: the leg stops with :class:`InputNeeded`, which carries every outstanding request.
 
 Inline, the journal travels in an HMAC-protected `requestState` (multi round-trip requests); in
-a task, it lives on the task item. The same tool code serves both.
+a task, it lives on the task item. The same tool code serves both. What the journal holds
+(question methods, answer shapes and their validation, the `step:` key namespace) and the
+signals that stop a leg (:class:`InputNeeded`, :class:`BecomeTask`) live in `tools.journal`,
+so readers of answers (the task service, the 2025-11-25 questions) need no `ToolContext`.
 
 Invariants:
 - keys are deterministic per call site (qualified function name, line offset, occurrence), or
@@ -27,30 +30,30 @@ import hashlib
 import json
 import sys
 from collections.abc import Callable, Generator, Mapping
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel
 
-from mcp_tasks_aws.protocol.errors import InternalError, InvalidParams, MissingClientCapability
+from mcp_tasks_aws.protocol.errors import InternalError, MissingClientCapability
 from mcp_tasks_aws.protocol.models import ClientCapabilities
+from mcp_tasks_aws.tools.journal import (
+    ELICIT,
+    LIST_ROOTS,
+    SAMPLE,
+    STEP_PREFIX,
+    Answer,
+    BecomeTask,
+    ElicitResult,
+    InputNeeded,
+    RootsResult,
+    SamplingResult,
+    validate_answer,
+)
 
-ELICIT = "elicitation/create"
-SAMPLE = "sampling/createMessage"
-LIST_ROOTS = "roots/list"
 _CAPABILITY_OF = {ELICIT: "elicitation", SAMPLE: "sampling", LIST_ROOTS: "roots"}
 _KEY_PREFIX = {ELICIT: "elicit", SAMPLE: "sample", LIST_ROOTS: "roots"}
-
-
-class InputNeeded(Exception):
-    """Control flow, not a failure: the leg stops because these requests are unanswered."""
-
-    def __init__(self, requests: dict[str, dict[str, Any]]) -> None:
-        super().__init__(f"{len(requests)} input request(s) outstanding")
-        self.requests = requests
-
-
-class BecomeTask(Exception):
-    """Control flow: a tool's inline prelude is done (`ctx.run_as_task()`); make it a task."""
+AnswerT = TypeVar("AnswerT", bound=Answer)
+StepT = TypeVar("StepT")
 
 
 class UnawaitedQuestion(InternalError):
@@ -62,67 +65,6 @@ class UnawaitedQuestion(InternalError):
             f"Tool bug: {call}(...) was not awaited, so the question was never asked; "
             f"write `answer = await {call}(...)`"
         )
-
-
-class _Answer(BaseModel):
-    model_config = ConfigDict(extra="allow", frozen=True, defer_build=True)
-
-
-class ElicitResult(_Answer):
-    """The user's answer to an elicitation."""
-
-    action: Literal["accept", "decline", "cancel"]
-    content: dict[str, Any] | None = None
-
-    @property
-    def accepted(self) -> bool:
-        return self.action == "accept"
-
-
-class SamplingResult(_Answer):
-    """The client's model's answer to a sampling request."""
-
-    role: Literal["assistant", "user"]
-    content: Any
-    model: str | None = None
-    stopReason: str | None = None
-
-    @property
-    def text(self) -> str:
-        """Concatenated text of the answer's text blocks."""
-        blocks = self.content if isinstance(self.content, list) else [self.content]
-        return "".join(
-            b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text"
-        )
-
-
-class Root(_Answer):
-    uri: str
-    name: str | None = None
-
-
-class RootsResult(_Answer):
-    roots: list[Root]
-
-
-_ANSWER_MODEL: dict[str, type[_Answer]] = {
-    ELICIT: ElicitResult,
-    SAMPLE: SamplingResult,
-    LIST_ROOTS: RootsResult,
-}
-
-
-def validate_answer(method: str, answer: Any) -> _Answer:
-    """Check a client's answer against the shape of the request it answers (-32602 if not)."""
-    try:
-        return _ANSWER_MODEL[method].model_validate(answer)
-    except ValidationError as exc:
-        raise InvalidParams(f"Invalid input response for a {method} request") from exc
-
-
-AnswerT = TypeVar("AnswerT", bound="_Answer")
-StepT = TypeVar("StepT")
-STEP_PREFIX = "step:"
 
 
 class PendingInput(Generic[AnswerT]):

@@ -21,7 +21,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from mcp_tasks_aws.protocol.errors import InvalidParams, McpError
-from mcp_tasks_aws.tools.context import BecomeTask, InputNeeded, ToolContext
+from mcp_tasks_aws.tools.context import ToolContext
+from mcp_tasks_aws.tools.journal import BecomeTask, InputNeeded
 from mcp_tasks_aws.tools.specs import (
     PromptSpec,
     ToolError,

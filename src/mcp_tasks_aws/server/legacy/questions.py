@@ -56,7 +56,7 @@ from mcp_tasks_aws.protocol.legacy import LegacySession, client_meta_of, legacy_
 from mcp_tasks_aws.protocol.sealing import Sealer, Unsealable
 from mcp_tasks_aws.protocol.transport import SseEvent
 from mcp_tasks_aws.server.legacy.sessions import CallConflict, LegacySessionStore, ParkedCall
-from mcp_tasks_aws.tools.context import ELICIT, LIST_ROOTS, SAMPLE, validate_answer
+from mcp_tasks_aws.tools.journal import ELICIT, LIST_ROOTS, SAMPLE, validate_answer
 
 if TYPE_CHECKING:
     from mcp_tasks_aws.server.call import Call

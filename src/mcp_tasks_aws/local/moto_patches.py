@@ -1,0 +1,146 @@
+"""Where moto differs from AWS in ways the embedded stack depends on, and the patches that close
+the gaps. Each patch replaces a moto method in place, once per process (applying it again is a
+no-op), and is applied by :func:`apply_moto_patches` after `mock_aws` has started.
+
+- Lambda invoke: moto cannot run code without Docker; invokes go to the registered Python
+  handlers in this process (`local.lambdas`).
+- Step Functions StopExecution: moto raises when it comes just after StartExecution, before the
+  execution thread is ready; the stop waits for it.
+- DynamoDB: moto's condition check and write are two unlocked steps, and a failing UpdateItem
+  keeps its earlier actions; item operations are made atomic and updates all-or-nothing.
+
+moto itself must be imported only once fake credentials are set (see `local.aws`), so moto is
+imported inside the functions here, never at module level.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from mcp_tasks_aws.local.lambdas import LAMBDAS
+
+_lambda_patched = False
+_dynamodb_serialised = False
+_DYNAMODB_LOCK = threading.RLock()
+
+
+def apply_moto_patches() -> None:
+    """Every patch below; call it once `mock_aws` is started, before any request reaches moto."""
+    _patch_moto_lambda()
+    _serialise_moto_dynamodb()
+
+
+def _serialise_moto_dynamodb() -> None:
+    """Make moto's item operations atomic, as DynamoDB's are.
+
+    moto checks a write's condition and applies the write as two steps, with no lock: two
+    threads (the HTTP server, state machine threads, the worker) can then both pass the same
+    condition, which DynamoDB never allows, and the tasks' race protection rests on it.
+    """
+    global _dynamodb_serialised
+    if _dynamodb_serialised:
+        return
+    import functools
+
+    from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.responses import DynamoHandler
+
+    operations = (
+        "put_item",
+        "get_item",
+        "update_item",
+        "delete_item",
+        "batch_get_item",
+        "query",
+        "scan",
+        "transact_write_items",
+        "transact_get_items",
+    )
+    # Whole requests (the response layer reads the old item for ALL_OLD, then writes) and the
+    # backend calls under them share one re-entrant lock.
+    for owner in (DynamoHandler, DynamoDBBackend):
+        for name in operations:
+            original = getattr(owner, name, None)
+            if original is None:
+                continue
+
+            def locked(*args: Any, __original: Any = original, **kwargs: Any) -> Any:
+                with _DYNAMODB_LOCK:
+                    return __original(*args, **kwargs)
+
+            setattr(owner, name, functools.wraps(original)(locked))
+    _make_moto_updates_all_or_nothing(DynamoDBBackend)
+    _dynamodb_serialised = True
+
+
+def _make_moto_updates_all_or_nothing(backend: Any) -> None:
+    """An UpdateItem that fails part way (an item grown past 400 KB) changes nothing, as on AWS.
+
+    moto applies an update expression's actions to the stored item one by one and raises when
+    one makes the item too large, keeping the actions before it.
+    """
+    import copy
+    import functools
+
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    original = backend.update_item
+
+    def update_item(self: Any, table_name: str, key: dict[str, Any], *args: Any, **kw: Any) -> Any:
+        with _DYNAMODB_LOCK:  # the snapshot and the update are one step for other threads
+            table = self.get_table(table_name)
+            hash_attr, range_attr = table.hash_key_attr, table.range_key_attr
+            hash_value = DynamoType(key[hash_attr]) if hash_attr in key else None
+            range_value = DynamoType(key[range_attr]) if range_attr and range_attr in key else None
+            item = table.get_item(hash_value, range_value) if hash_value is not None else None
+            saved = copy.deepcopy(item.attrs) if item is not None else None
+            try:
+                return original(self, table_name, key, *args, **kw)
+            except Exception:
+                if item is not None:
+                    item.attrs = saved
+                raise
+
+    backend.update_item = functools.wraps(original)(update_item)
+
+
+def _patch_moto_lambda() -> None:
+    """Lambda invokes run the registered handlers in-process; StopExecution waits for moto."""
+    global _lambda_patched
+    if _lambda_patched:
+        return
+    from moto.awslambda.exceptions import UnknownFunctionException
+    from moto.awslambda_simple.models import LambdaSimpleBackend
+    from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
+
+    # moto's execution thread builds its environment a moment after StartExecution returns;
+    # a StopExecution in between raises inside moto (AWS has no such gap). Wait for it.
+    original_stop = ExecutionWorker.stop
+
+    def stop(self: Any, *args: Any, **kwargs: Any) -> Any:
+        deadline = time.monotonic() + 2
+        while getattr(self, "env", None) is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return original_stop(self, *args, **kwargs)
+
+    ExecutionWorker.stop = stop  # type: ignore[method-assign]
+
+    def invoke(
+        self: Any,
+        function_name: str,
+        qualifier: str | None,
+        body: Any,
+        headers: Any,
+        response_headers: Any,
+    ) -> bytes:
+        if headers.get("X-Amz-Invocation-Type") == "Event":
+            if not LAMBDAS.has(function_name):  # Lambda refuses to queue for no function
+                raise UnknownFunctionException(function_name)
+            LAMBDAS.invoke_event(function_name, body)  # moto answers 202 for the queued event
+            return b""
+        return LAMBDAS.invoke(function_name, body, response_headers)
+
+    LambdaSimpleBackend.invoke = invoke  # type: ignore[method-assign]
+    _lambda_patched = True
