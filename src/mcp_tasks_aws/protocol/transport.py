@@ -376,7 +376,8 @@ class HttpTransport:
                 self.on_request(message.method if known else "unknown", loggable_id(message.id))
             # -32601 wins over everything else, as in 2026-07-28 (a method no era serves).
             if not known:
-                return _error(404, MethodNotFound(f"Method not found: {message.method}"), rid)
+                unknown = MethodNotFound(f"Method not found: {message.method[:_LOGGED_ID_CHARS]}")
+                return _error(404, unknown, rid)
         try:
             served = self.legacy.post(http, message)
         except LegacyTransportError as exc:
