@@ -50,6 +50,7 @@ from mcp_tasks_aws.server.methods import McpServer
 from mcp_tasks_aws.tasks.ports import Throttled
 
 if TYPE_CHECKING:
+    from mcp_tasks_aws.protocol.request_state import SecretSource
     from mcp_tasks_aws.tasks.service import TaskService
 
 SESSIONLESS = ("initialize", "server/discover")
@@ -204,7 +205,7 @@ class LegacyEndpoint:
 def install_legacy(
     server: McpServer,
     *,
-    secret: bytes,
+    secret: SecretSource | bytes,
     sessions: LegacySessionStore,
     tasks: TaskService | None = None,
     session_ttl_seconds: int = 24 * 3600,
@@ -215,7 +216,9 @@ def install_legacy(
     """Register the legacy era's methods on `server`; return the endpoint that serves them.
 
     With `tasks`, 2025-11-25 clients get the 2025-11-25 tasks utility on the same records and runner
-    (`legacy.tasks`); without, task-only tools refuse them.
+    (`legacy.tasks`); without, task-only tools refuse them. `secret` is the state secret, or
+    its source: sessions and ids are sealed with the current secret and open under the
+    previous one too while a rotation settles.
     """
     sealer = Sealer(secret, "legacy-sessions")
     ids = StreamIds(sealer)
