@@ -188,6 +188,7 @@ class App:
             secret=self.state_secrets,
             sessions=self.legacy_sessions,
             tasks=self.tasks,
+            deployment_id=self.settings.deployment_id,
             session_ttl_seconds=self.settings.session_ttl_seconds,
             window_ms=self.settings.listen_window_ms,
             poll_ms=self.settings.listen_poll_ms,

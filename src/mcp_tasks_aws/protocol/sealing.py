@@ -9,6 +9,8 @@ Invariants:
   its one canonical encoding only, under a key derived from the deployment's state secret for
   this use alone (a token sealed here never opens as a `requestState`, nor the other way
   round);
+- binding to the deployment (`audience`, in the MAC): a token one stack sealed does not open
+  on another that shares its secret;
 - a token opens only as the kind it was sealed as (a request id is never accepted as a
   session), and only before its expiry;
 - rotation: tokens are sealed with the current secret and open under any secret the source
@@ -75,18 +77,22 @@ def _derive(secret: bytes, purpose: str) -> _Key:
 
 
 class Sealer:
-    """Seals and opens tokens with keys derived from the state secrets and a purpose."""
+    """Seals and opens tokens with keys derived from the state secrets and a purpose, for one
+    deployment (`audience`)."""
 
     def __init__(
         self,
         secrets: SecretSource | bytes,
         purpose: str,
         clock: Callable[[], float] = time.time,
+        *,
+        audience: str = "",
     ) -> None:
         self._source: SecretSource = (
             StaticSecrets(secrets) if isinstance(secrets, bytes) else secrets
         )
         self._purpose = purpose
+        self._audience = audience
         self._clock = clock
         self._keys: list[_Key] = []
         self._derived_from: tuple[bytes, ...] = ()
@@ -109,9 +115,8 @@ class Sealer:
                     return key
         return None
 
-    @staticmethod
-    def _mac(key: _Key, kind: str, body: str) -> str:
-        message = f"{kind}.{key.kid}.{body}".encode()
+    def _mac(self, key: _Key, kind: str, body: str) -> str:
+        message = f"{self._audience}\x00{kind}.{key.kid}.{body}".encode()
         return _b64(hmac.new(key.mac, message, hashlib.sha256).digest()[:_MAC_BYTES])
 
     def now(self) -> int:

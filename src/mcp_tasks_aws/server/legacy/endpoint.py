@@ -208,6 +208,7 @@ def install_legacy(
     secret: SecretSource | bytes,
     sessions: LegacySessionStore,
     tasks: TaskService | None = None,
+    deployment_id: str = "",
     session_ttl_seconds: int = 24 * 3600,
     window_ms: int = 20_000,
     poll_ms: int = 500,
@@ -218,9 +219,10 @@ def install_legacy(
     With `tasks`, 2025-11-25 clients get the 2025-11-25 tasks utility on the same records and runner
     (`legacy.tasks`); without, task-only tools refuse them. `secret` is the state secret, or
     its source: sessions and ids are sealed with the current secret and open under the
-    previous one too while a rotation settles.
+    previous one too while a rotation settles. They are bound to `deployment_id`, as
+    `requestState` is: another stack sharing the secret opens none of them.
     """
-    sealer = Sealer(secret, "legacy-sessions")
+    sealer = Sealer(secret, "legacy-sessions", audience=deployment_id)
     ids = StreamIds(sealer)
     questions = InlineQuestions(sessions, ids, window_ms=window_ms, poll_ms=poll_ms)
     codec = SessionCodec(sealer, ttl_seconds=session_ttl_seconds)
