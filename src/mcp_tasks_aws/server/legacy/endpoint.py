@@ -102,7 +102,7 @@ class LegacyEndpoint:
     def _post(self, http: HttpRequest, message: Message) -> Served | None:
         token = http.header(SESSION_HEADER)
         if isinstance(message, Request) and message.method in SESSIONLESS and token is None:
-            return self._serve(message, None, http.principal)
+            return self._serve(message, None, http)
         if isinstance(message, Request) and message.method == "initialize":
             raise SessionNotAllowed("initialize starts a session: send it without Mcp-Session-Id")
         if token is None:
@@ -113,11 +113,11 @@ class LegacyEndpoint:
         session, state = self.session(http)
         if isinstance(message, Notification):
             return None  # notifications/initialized, cancelled, roots/list_changed: noted
-        resumable = Resumable(session, http.principal, state.log_level)
+        resumable = Resumable(session, http.principal, state.log_level, deadline=http.deadline)
         if isinstance(message, ClientResponse):
             self.answer(resumable, message)
             return None
-        return self._serve(message, resumable, http.principal)
+        return self._serve(message, resumable, http)
 
     def resume(self, http: HttpRequest, last_event_id: str) -> Iterator[Any]:
         with _busy_answered():
@@ -129,7 +129,7 @@ class LegacyEndpoint:
         resumer = self.resumers.get(route)
         if resumer is None:
             raise StreamNotFound("Stream not found: unknown Last-Event-ID")
-        resumable = Resumable(session, http.principal, state.log_level)
+        resumable = Resumable(session, http.principal, state.log_level, deadline=http.deadline)
         return resumer(resumable, payload, self._rerun(http.principal))
 
     def end(self, http: HttpRequest) -> None:
@@ -171,14 +171,18 @@ class LegacyEndpoint:
 
     # -- serving --------------------------------------------------------------------------------
 
-    def _serve(self, request: Request, resumable: Resumable | None, principal: str) -> Served:
+    def _serve(self, request: Request, resumable: Resumable | None, http: HttpRequest) -> Served:
         # Multi round-trip fields are the server's to set in this era (see legacy.questions).
         params = {
             k: v for k, v in request.params.items() if k not in ("inputResponses", "requestState")
         }
         served = Request(request.id, request.method, self._with_envelope(params, resumable))
         meta = self.server.parse_meta(served)
-        return self.server.serve(served, meta, principal, era=Era.LEGACY, session=resumable)
+        # An inline run stops at the request's deadline with the isError answer that says so,
+        # as in 2026-07-28, instead of dying with the function (a bare 5xx).
+        return self.server.serve(
+            served, meta, http.principal, era=Era.LEGACY, session=resumable, deadline=http.deadline
+        )
 
     def _with_envelope(self, params: dict[str, Any], resumable: Resumable | None) -> dict[str, Any]:
         session = resumable.session if resumable is not None else None
@@ -196,6 +200,9 @@ class LegacyEndpoint:
                 self.server.parse_meta(served),
                 era=Era.LEGACY,
                 session=resumable,
+                # The resuming GET's deadline: a run that reaches it ends the call with the
+                # isError answer, so no reconnect runs it again.
+                deadline=resumable.deadline,
             )
             return self.server.handle(call), call.notifications
 

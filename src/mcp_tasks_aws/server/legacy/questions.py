@@ -116,12 +116,14 @@ class StreamIds:
 @dataclass(frozen=True)
 class Resumable:
     """A legacy call being served: the session, its caller (the principal the session was
-    issued to), and the parked call it resumes (if any)."""
+    issued to), the parked call it resumes (if any), and the request's deadline."""
 
     session: LegacySession
     principal: str
     log_level: str | None = None
     parked: ParkedCall | None = None
+    deadline: float | None = None
+    """`time.monotonic()` by which the request's answer must be on its way (None: no limit)."""
 
 
 def resumable_of(call: Call) -> Resumable:
@@ -243,7 +245,7 @@ class InlineQuestions:
     def _resumed(self, resumable: Resumable, call: ParkedCall, rerun: Rerun) -> Iterator[Any]:
         session = resumable.session
         yield self.priming(session, call)
-        deadline = self.clock() + self.window_ms / 1000
+        deadline = self._wait_until(resumable.deadline)
         current: ParkedCall | None = call
         # Until every question is answered, or the call has ended (another resume ended it).
         while current is not None and not current.done and not current.ready:
@@ -288,6 +290,16 @@ class InlineQuestions:
                 yield result_message(request_id, result)
             return
         yield from result  # the next round: parked already, its priming event and questions
+
+    def _wait_until(self, request_deadline: float | None) -> float:
+        """When the wait for answers ends: after the window, and while at least half the
+        request's time is left, so the run that follows has the other half before the
+        deadline stops it (`clock` is the monotonic clock that deadline is on)."""
+        now = self.clock()
+        until = now + self.window_ms / 1000
+        if request_deadline is not None:
+            until = min(until, now + max(0.0, request_deadline - now) / 2)
+        return until
 
 
 def _client_params(params: dict[str, Any]) -> dict[str, Any]:
