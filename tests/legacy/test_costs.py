@@ -106,8 +106,14 @@ def test_a_question_round_costs_a_put_a_write_per_answer_and_the_resume(session:
         method="GET", **{"last-event-id": parsed[0]["id"], "accept": "text/event-stream"}
     )
     assert "Hello, A!" in resumed["body"]
-    # The session's state, the parked call, then the write that ends it.
-    assert calls == ["dynamodb:GetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"]
+    # The session's state, the parked call, the claim that makes this resume the one that runs
+    # the round (two GETs must not both run it), then the write that ends it.
+    assert calls == [
+        "dynamodb:GetItem",
+        "dynamodb:GetItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:UpdateItem",
+    ]
 
 
 # -- the 2025-11-25 tasks utility: the extension's costs, plus the session read -----------------

@@ -238,3 +238,29 @@ def test_the_dynamodb_store_reports_throttling_as_busy() -> None:
     ):
         with pytest.raises(Throttled):
             call()
+
+
+def test_one_resume_at_a_time_holds_a_round(sessions: LegacySessionStore, clock: Clock) -> None:
+    call = parked()
+    sessions.park(call)
+    assert not sessions.claim(call.ref, round=1, until=NOW + 30)
+    assert sessions.claim(call.ref, round=0, until=NOW + 30)
+    assert not sessions.claim(call.ref, round=0, until=NOW + 60)  # held by the first
+    after = sessions.parked(call.ref)
+    assert after is not None
+    assert after.claimed_until == NOW + 30
+    clock.now = NOW + 30  # its holder's time is up (it died with the round): another may take it
+    assert sessions.claim(call.ref, round=0, until=NOW + 90)
+
+
+def test_the_next_round_and_the_end_release_the_claim(sessions: LegacySessionStore) -> None:
+    call = parked()
+    sessions.park(call)
+    assert sessions.claim(call.ref, round=0, until=LATER)
+    sessions.park(replace(call, round=1, asked={"third": ELICIT}), previous_round=0)
+    following = sessions.parked(call.ref)
+    assert following is not None
+    assert following.claimed_until is None
+    assert sessions.claim(call.ref, round=1, until=LATER)
+    assert sessions.finish(call.ref, round=1)
+    assert not sessions.claim(call.ref, round=1, until=LATER + 1)  # a call done is run by none

@@ -7,7 +7,7 @@ characters), and expire with DynamoDB's TTL on `expiresAt` like tasks do. Neithe
 - `!session#<sid>`: `logLevel` S, `ended` BOOL, `expiresAt` N.
 - `!call#<ref>`: `sid` S, `requestId` S (JSON), `method` S, `params` S (JSON),
   `requestState` S, `asked` M (key -> the question, JSON), `answers` M (key -> JSON),
-  `failure` S (JSON), `round` N, `done` BOOL, `expiresAt` N.
+  `failure` S (JSON), `round` N, `done` BOOL, `claimedUntil` N, `expiresAt` N.
 
 Each port primitive is one call: reads are consistent `GetItem`s, writes are conditional
 `PutItem`/`UpdateItem`s whose conditions carry the invariants of `legacy.state` (a failed
@@ -78,6 +78,8 @@ def encode_call(call: ParkedCall) -> dict[str, Any]:
         item["requestState"] = _s(call.request_state)
     if call.failure is not None:
         item["failure"] = _json(call.failure)
+    if call.claimed_until is not None:
+        item["claimedUntil"] = _n(call.claimed_until)
     return item
 
 
@@ -96,6 +98,7 @@ def decode_call(item: dict[str, Any]) -> ParkedCall:
         answers={k: json.loads(v["S"]) for k, v in item.get("answers", {}).get("M", {}).items()},
         failure=json.loads(failure["S"]) if failure else None,
         done=bool(item.get("done", {}).get("BOOL", False)),
+        claimed_until=int(item["claimedUntil"]["N"]) if "claimedUntil" in item else None,
     )
 
 
@@ -162,7 +165,7 @@ class DynamoLegacySessionStore:
         return self._update_session(sid, "#ended = :true", {":true": {"BOOL": True}}, expires_at)
 
     def park(self, call: ParkedCall, previous_round: int | None = None) -> None:
-        fresh = replace(call, answers={}, failure=None, done=False)
+        fresh = replace(call, answers={}, failure=None, done=False, claimed_until=None)
         if previous_round is None:
             condition = "attribute_not_exists(taskId)"
             names: dict[str, str] = {}
@@ -215,6 +218,31 @@ class DynamoLegacySessionStore:
                 ":value": value,
                 ":false": {"BOOL": False},
                 ":now": self._now(),
+            },
+        )
+
+    def claim(self, ref: str, round: int, until: int) -> bool:
+        # One resume runs a round: the claim is taken only if nobody holds it, or its holder's
+        # time is up (a function that died with it).
+        return self._write(
+            self.client.update_item,
+            Key=call_key(ref),
+            UpdateExpression="SET #claimed = :until",
+            ConditionExpression=(
+                f"{_OPEN_CALL} AND #round = :round "
+                "AND (attribute_not_exists(#claimed) OR #claimed <= :now)"
+            ),
+            ExpressionAttributeNames={
+                "#done": "done",
+                "#exp": "expiresAt",
+                "#round": "round",
+                "#claimed": "claimedUntil",
+            },
+            ExpressionAttributeValues={
+                ":until": _n(until),
+                ":false": {"BOOL": False},
+                ":now": self._now(),
+                ":round": _n(round),
             },
         )
 

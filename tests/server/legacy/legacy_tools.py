@@ -3,6 +3,7 @@ an in-memory session store (no moto), and a way to give requests a deadline."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, cast
 
@@ -19,6 +20,8 @@ NAME = {"action": "accept", "content": {"name": "Alice"}}
 
 effects: list[str] = []
 """What the tools below did after their question (cleared by each test that counts)."""
+after_question: list[Callable[[], None]] = []
+"""Hooks `greet_once` runs (once each) after its answer, before its side effect."""
 
 tools = ToolSet(name="legacy-hardening", version="0")
 
@@ -28,6 +31,8 @@ async def greet_once(ctx: ToolContext) -> str:
     """Asks a name, then does something that must happen once per call."""
     answer = await ctx.elicit("What is your name?", NAME_FORM, key="name")
     name = (answer.content or {}).get("name", "?")
+    while after_question:
+        after_question.pop(0)()
     effects.append(f"greeted {name}")
     return f"Hello, {name}!"
 

@@ -20,7 +20,11 @@ what 2025-11-25 expects, without holding any connection or memory between reques
    with the answers as `inputResponses` and the round's `requestState`: the same multi
    round-trip path as a modern retry. The result (or the next round's questions) goes on the
    resumed stream; a window that ends first closes with the priming event alone, and the
-   client reconnects again.
+   client reconnects again. One resume runs a round (it claims it in the store, until a
+   little past its deadline): another GET with the same event id waits for the outcome, or
+   sends the next round's questions once the call asked again. The run stops at the GET's
+   deadline (the isError answer ends the call), and the wait for answers leaves it half the
+   request's time.
 
 The JSON-RPC ids and event ids carry a *route* name; this module serves route `in` (inline
 calls). The `tasks/result` streams (`legacy.task_results`) plug into `LegacyEndpoint` as route
@@ -74,6 +78,10 @@ _RESERVED = frozenset({"s", "r", "exp"})
 _PARK_SECONDS = 3600
 """How long a parked call waits for answers (its `requestState` expires after an hour too)."""
 _MAX_FAILURE_CHARS = 512
+_CLAIM_SECONDS = 900.0
+"""How long a resume without a deadline holds the round it runs (Lambda's longest run)."""
+_CLAIM_MARGIN_SECONDS = 5.0
+"""How far past its request's deadline a claim holds (the answer's way out, clock skew)."""
 
 
 @dataclass(frozen=True)
@@ -247,15 +255,26 @@ class InlineQuestions:
         yield self.priming(session, call)
         deadline = self._wait_until(resumable.deadline)
         current: ParkedCall | None = call
-        # Until every question is answered, or the call has ended (another resume ended it).
-        while current is not None and not current.done and not current.ready:
+        # Until every question is answered and this resume holds the round (two GETs with one
+        # Last-Event-ID must not both run it: a side effect after the question would happen
+        # twice), or the call has moved on without it (another resume ended it, or asked the
+        # next round's questions, which go on this stream too).
+        while True:
+            if current is None or current.done:
+                return
+            if current.round != call.round:
+                yield self.priming(session, current)
+                yield from self._questions(session, current)
+                return
+            if current.ready and self.sessions.claim(
+                current.ref, current.round, self._lease(resumable)
+            ):
+                break
             remaining = deadline - self.clock()
             if remaining <= 0:
                 return  # the client comes back after `retry` with the same event id
             self.sleep(min(self.poll_ms / 1000, remaining))
             current = self.sessions.parked(call.ref)
-        if current is None or current.done:
-            return
         request_id = current.request_id
         if current.failure is not None:
             if self.sessions.finish(current.ref, current.round):
@@ -290,6 +309,14 @@ class InlineQuestions:
                 yield result_message(request_id, result)
             return
         yield from result  # the next round: parked already, its priming event and questions
+
+    def _lease(self, resumable: Resumable) -> int:
+        """Until when (epoch seconds) a claim on a round holds: past the request's deadline,
+        by when its run has ended one way or another (without one, a Lambda's longest run)."""
+        left = _CLAIM_SECONDS
+        if resumable.deadline is not None:
+            left = max(0.0, resumable.deadline - self.clock()) + _CLAIM_MARGIN_SECONDS
+        return int(time.time() + left) + 1
 
     def _wait_until(self, request_deadline: float | None) -> float:
         """When the wait for answers ends: after the window, and while at least half the

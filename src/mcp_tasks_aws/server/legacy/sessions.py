@@ -18,6 +18,8 @@ Invariants (both implementations):
 - the first answer to a question wins; answers to a question not outstanding change nothing;
 - a parked call moves from round r to r+1 only once (two resumes cannot both re-park it), and
   ends once (`finish`), after which its arguments, questions and answers are gone;
+- a round is run by one resume at a time (`claim`): the claim holds until its `until`
+  (epoch seconds), after which a resume may take it again (the one that held it died);
 - items whose `expires_at` (epoch seconds) has passed read as absent.
 """
 
@@ -67,6 +69,8 @@ class ParkedCall:
     failure: dict[str, Any] | None = None
     """A JSON-RPC error the client answered a question with: the call fails with it."""
     done: bool = False
+    claimed_until: int | None = None
+    """Until when (epoch seconds) a resume holds this round to run it (`claim`)."""
 
     @property
     def outstanding(self) -> set[str]:
@@ -108,6 +112,11 @@ class LegacySessionStore(Protocol):
         """Record the answer (or the client's error) to an outstanding question of a call not
         done and not refused; False (nothing written) if there is no such question, it is
         answered, or another question was answered with an error."""
+        ...
+
+    def claim(self, ref: str, round: int, until: int) -> bool:
+        """Take the call's `round` to run it, until `until` (epoch seconds); False if the call
+        is not open at that round, or another resume holds it still."""
         ...
 
     def finish(self, ref: str, round: int) -> bool:
@@ -163,7 +172,9 @@ class InMemoryLegacySessionStore:
                     raise CallConflict(call.ref)
             elif current is None or current.done or current.round != previous_round:
                 raise CallConflict(call.ref)
-            self._calls[call.ref] = replace(call, answers={}, failure=None, done=False)
+            self._calls[call.ref] = replace(
+                call, answers={}, failure=None, done=False, claimed_until=None
+            )
 
     def parked(self, ref: str) -> ParkedCall | None:
         with self._lock:
@@ -182,6 +193,16 @@ class InMemoryLegacySessionStore:
                 self._calls[ref] = replace(call, failure=failure)
             else:
                 self._calls[ref] = replace(call, answers={**call.answers, key: answer})
+            return True
+
+    def claim(self, ref: str, round: int, until: int) -> bool:
+        with self._lock:
+            call = self._live_call(ref)
+            if call is None or call.done or call.round != round:
+                return False
+            if call.claimed_until is not None and call.claimed_until > self._clock():
+                return False
+            self._calls[ref] = replace(call, claimed_until=until)
             return True
 
     def finish(self, ref: str, round: int) -> bool:
