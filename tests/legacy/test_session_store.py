@@ -264,3 +264,18 @@ def test_the_next_round_and_the_end_release_the_claim(sessions: LegacySessionSto
     assert sessions.claim(call.ref, round=1, until=LATER)
     assert sessions.finish(call.ref, round=1)
     assert not sessions.claim(call.ref, round=1, until=LATER + 1)  # a call done is run by none
+
+
+def test_a_finished_call_keeps_its_outcome_until_its_shorter_expiry(
+    sessions: LegacySessionStore, clock: Clock
+) -> None:
+    call = parked()
+    sessions.park(call)
+    outcome = {"jsonrpc": "2.0", "id": 7, "result": {"content": []}}
+    assert sessions.finish(call.ref, round=0, outcome=outcome, expires_at=NOW + 300)
+    after = sessions.parked(call.ref)
+    assert after is not None
+    assert (after.done, after.outcome, after.expires_at) == (True, outcome, NOW + 300)
+    assert (after.params, after.answers, after.asked) == ({}, {}, {})
+    clock.now = NOW + 300
+    assert sessions.parked(call.ref) is None

@@ -7,7 +7,8 @@ characters), and expire with DynamoDB's TTL on `expiresAt` like tasks do. Neithe
 - `!session#<sid>`: `logLevel` S, `ended` BOOL, `expiresAt` N.
 - `!call#<ref>`: `sid` S, `requestId` S (JSON), `method` S, `params` S (JSON),
   `requestState` S, `asked` M (key -> the question, JSON), `answers` M (key -> JSON),
-  `failure` S (JSON), `round` N, `done` BOOL, `claimedUntil` N, `expiresAt` N.
+  `failure` S (JSON), `round` N, `done` BOOL, `claimedUntil` N, `outcome` S (JSON: the
+  message a call done ended with), `expiresAt` N.
 
 Each port primitive is one call: reads are consistent `GetItem`s, writes are conditional
 `PutItem`/`UpdateItem`s whose conditions carry the invariants of `legacy.state` (a failed
@@ -80,11 +81,13 @@ def encode_call(call: ParkedCall) -> dict[str, Any]:
         item["failure"] = _json(call.failure)
     if call.claimed_until is not None:
         item["claimedUntil"] = _n(call.claimed_until)
+    if call.outcome is not None:
+        item["outcome"] = _json(call.outcome)
     return item
 
 
 def decode_call(item: dict[str, Any]) -> ParkedCall:
-    failure = item.get("failure")
+    failure, outcome = item.get("failure"), item.get("outcome")
     return ParkedCall(
         ref=item["taskId"]["S"].removeprefix("!call#"),
         sid=item["sid"]["S"],
@@ -99,6 +102,7 @@ def decode_call(item: dict[str, Any]) -> ParkedCall:
         failure=json.loads(failure["S"]) if failure else None,
         done=bool(item.get("done", {}).get("BOOL", False)),
         claimed_until=int(item["claimedUntil"]["N"]) if "claimedUntil" in item else None,
+        outcome=json.loads(outcome["S"]) if outcome else None,
     )
 
 
@@ -246,22 +250,34 @@ class DynamoLegacySessionStore:
             },
         )
 
-    def finish(self, ref: str, round: int) -> bool:
+    def finish(
+        self,
+        ref: str,
+        round: int,
+        outcome: dict[str, Any] | None = None,
+        expires_at: int | None = None,
+    ) -> bool:
+        # Arguments, questions and answers go as soon as the call has its outcome; the
+        # outcome itself stays until `expires_at`.
+        assignments = ["#done = :true", "answers = :empty", "asked = :empty"]
+        values: dict[str, Any] = {
+            ":true": {"BOOL": True},
+            ":false": {"BOOL": False},
+            ":empty": {"M": {}},
+            ":now": self._now(),
+            ":round": _n(round),
+        }
+        if outcome is not None:
+            assignments.append("outcome = :outcome")
+            values[":outcome"] = _json(outcome)
+        if expires_at is not None:
+            assignments.append("#exp = :keep")
+            values[":keep"] = _n(expires_at)
         return self._write(
             self.client.update_item,
             Key=call_key(ref),
-            # Arguments, questions and answers go as soon as the call has its outcome.
-            UpdateExpression=(
-                "SET #done = :true, answers = :empty, asked = :empty "
-                "REMOVE params, requestState, failure"
-            ),
+            UpdateExpression=f"SET {', '.join(assignments)} REMOVE params, requestState, failure",
             ConditionExpression=f"{_OPEN_CALL} AND #round = :round",
             ExpressionAttributeNames={"#done": "done", "#exp": "expiresAt", "#round": "round"},
-            ExpressionAttributeValues={
-                ":true": {"BOOL": True},
-                ":false": {"BOOL": False},
-                ":empty": {"M": {}},
-                ":now": self._now(),
-                ":round": _n(round),
-            },
+            ExpressionAttributeValues=values,
         )

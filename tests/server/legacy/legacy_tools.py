@@ -51,6 +51,13 @@ def big_answer(size: int) -> str:
 
 
 @tools.tool
+async def ask_then_answer_big(size: int, ctx: ToolContext) -> str:
+    """Asks a name, then answers `size` characters."""
+    await ctx.elicit("What is your name?", NAME_FORM, key="name")
+    return "x" * size
+
+
+@tools.tool
 async def ask_big_then_greet(size: int, ctx: ToolContext) -> str:
     """Asks a name with a question `size` characters long."""
     answer = await ctx.elicit("Name? " + "x" * size, NAME_FORM, key="name")

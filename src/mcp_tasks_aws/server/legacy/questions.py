@@ -24,7 +24,8 @@ what 2025-11-25 expects, without holding any connection or memory between reques
    little past its deadline): another GET with the same event id waits for the outcome, or
    sends the next round's questions once the call asked again. The run stops at the GET's
    deadline (the isError answer ends the call), and the wait for answers leaves it half the
-   request's time.
+   request's time. The message a call ended with stays readable for a few minutes: a
+   reconnect whose stream was lost reads it again instead of a 404.
 
 The JSON-RPC ids and event ids carry a *route* name; this module serves route `in` (inline
 calls). The `tasks/result` streams (`legacy.task_results`) plug into `LegacyEndpoint` as route
@@ -33,6 +34,7 @@ calls). The `tasks/result` streams (`legacy.task_results`) plug into `LegacyEndp
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 import time
@@ -80,6 +82,11 @@ _PARK_SECONDS = 3600
 _MAX_FAILURE_CHARS = 512
 _CLAIM_SECONDS = 900.0
 """How long a resume without a deadline holds the round it runs (Lambda's longest run)."""
+_KEEP_OUTCOME_SECONDS = 300
+"""How long a call's final message stays readable after the call ended (a lost stream)."""
+_MAX_KEPT_OUTCOME_CHARS = 256 * 1024
+"""The largest final message kept (the call's item must stay under DynamoDB's 400 KB)."""
+_NOT_KEPT = "The call's result was sent once and is too large to be sent again"
 _CLAIM_MARGIN_SECONDS = 5.0
 """How far past its request's deadline a claim holds (the answer's way out, clock skew)."""
 
@@ -241,8 +248,14 @@ class InlineQuestions:
         """The resumed stream of the call `payload` names (checked now: 404 if it is gone)."""
         ref, round_ = payload.get("c"), payload.get("n")
         call = self.sessions.parked(ref) if isinstance(ref, str) else None
-        if call is None or call.done or call.sid != resumable.session.sid:
+        if call is None or call.sid != resumable.session.sid:
             raise StreamNotFound("Stream not found: the call it belongs to has ended")
+        if call.done:
+            # Ended: its outcome once more (the stream that carried it may have been lost),
+            # for a short while after the end; then it is gone.
+            if call.outcome is None:
+                raise StreamNotFound("Stream not found: the call it belongs to has ended")
+            return iter([call.outcome])
         if call.round != round_:
             # The client missed the events of the round the call is at (a resumed stream was
             # lost on the way): send that round's open questions again.
@@ -260,7 +273,11 @@ class InlineQuestions:
         # twice), or the call has moved on without it (another resume ended it, or asked the
         # next round's questions, which go on this stream too).
         while True:
-            if current is None or current.done:
+            if current is None:
+                return
+            if current.done:
+                if current.outcome is not None:
+                    yield current.outcome  # another resume ended it: its answer goes here too
                 return
             if current.round != call.round:
                 yield self.priming(session, current)
@@ -277,7 +294,7 @@ class InlineQuestions:
             current = self.sessions.parked(call.ref)
         request_id = current.request_id
         if current.failure is not None:
-            if self.sessions.finish(current.ref, current.round):
+            if self._end(current, error_message(request_id, current.failure)):
                 yield error_message(request_id, current.failure)
             return
         params = {
@@ -289,8 +306,8 @@ class InlineQuestions:
         try:
             result, notifications = rerun(replace(resumable, parked=current), again)
         except McpError as exc:
-            if self.sessions.finish(current.ref, current.round):
-                error, _ = to_error_object(exc)
+            error, _ = to_error_object(exc)
+            if self._end(current, error_message(request_id, error)):
                 yield error_message(request_id, error)
             return
         except CallConflict:
@@ -298,17 +315,29 @@ class InlineQuestions:
         except Exception:
             # Ended here, or every reconnect would run it into the same fault again.
             logger.exception("resuming a legacy %s failed", current.method)
-            if self.sessions.finish(current.ref, current.round):
-                error, _ = to_error_object(InternalError("Internal error"))
+            error, _ = to_error_object(InternalError("Internal error"))
+            if self._end(current, error_message(request_id, error)):
                 yield error_message(request_id, error)
             return
         if isinstance(result, dict):
-            # Only the resume that ends the call answers it (a duplicate GET answers nothing).
-            if self.sessions.finish(current.ref, current.round):
+            # Only the resume that ends the call runs it; the answer is kept a while, so a
+            # reconnect whose stream was lost (or a duplicate GET) reads it instead of a 404.
+            if self._end(current, result_message(request_id, result)):
                 yield from notifications
                 yield result_message(request_id, result)
             return
         yield from result  # the next round: parked already, its priming event and questions
+
+    def _end(self, call: ParkedCall, message: dict[str, Any]) -> bool:
+        """End the call with `message`, kept for `_KEEP_OUTCOME_SECONDS` to be read again
+        (one too large for the call's item is kept as an error saying so); False if the call
+        had moved on."""
+        kept = message
+        if len(json.dumps(message, separators=(",", ":"))) > _MAX_KEPT_OUTCOME_CHARS:
+            error, _ = to_error_object(InternalError(_NOT_KEPT))
+            kept = error_message(call.request_id, error)
+        keep_until = min(call.expires_at, int(time.time()) + _KEEP_OUTCOME_SECONDS)
+        return self.sessions.finish(call.ref, call.round, kept, keep_until)
 
     def _lease(self, resumable: Resumable) -> int:
         """Until when (epoch seconds) a claim on a round holds: past the request's deadline,

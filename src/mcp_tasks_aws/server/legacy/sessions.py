@@ -17,7 +17,9 @@ Invariants (both implementations):
 - an ended session never comes back; its log level can no longer change;
 - the first answer to a question wins; answers to a question not outstanding change nothing;
 - a parked call moves from round r to r+1 only once (two resumes cannot both re-park it), and
-  ends once (`finish`), after which its arguments, questions and answers are gone;
+  ends once (`finish`), after which its arguments, questions and answers are gone; what it
+  ended with (`outcome`, the final JSON-RPC message) may stay a short while, for a client
+  whose resumed stream was lost on its way to read again;
 - a round is run by one resume at a time (`claim`): the claim holds until its `until`
   (epoch seconds), after which a resume may take it again (the one that held it died);
 - items whose `expires_at` (epoch seconds) has passed read as absent.
@@ -71,6 +73,8 @@ class ParkedCall:
     done: bool = False
     claimed_until: int | None = None
     """Until when (epoch seconds) a resume holds this round to run it (`claim`)."""
+    outcome: dict[str, Any] | None = None
+    """A call done: the JSON-RPC message it ended with, kept until `expires_at` (`finish`)."""
 
     @property
     def outstanding(self) -> set[str]:
@@ -119,8 +123,16 @@ class LegacySessionStore(Protocol):
         is not open at that round, or another resume holds it still."""
         ...
 
-    def finish(self, ref: str, round: int) -> bool:
-        """Mark the call done at `round` and drop its payloads; False if it was not there."""
+    def finish(
+        self,
+        ref: str,
+        round: int,
+        outcome: dict[str, Any] | None = None,
+        expires_at: int | None = None,
+    ) -> bool:
+        """Mark the call done at `round` and drop its payloads, keeping `outcome` (what it
+        ended with) until `expires_at` (the call's own expiry if None); False if it was not
+        there."""
         ...
 
 
@@ -205,12 +217,26 @@ class InMemoryLegacySessionStore:
             self._calls[ref] = replace(call, claimed_until=until)
             return True
 
-    def finish(self, ref: str, round: int) -> bool:
+    def finish(
+        self,
+        ref: str,
+        round: int,
+        outcome: dict[str, Any] | None = None,
+        expires_at: int | None = None,
+    ) -> bool:
         with self._lock:
             call = self._live_call(ref)
             if call is None or call.done or call.round != round:
                 return False
             self._calls[ref] = replace(
-                call, params={}, request_state=None, asked={}, answers={}, failure=None, done=True
+                call,
+                params={},
+                request_state=None,
+                asked={},
+                answers={},
+                failure=None,
+                done=True,
+                outcome=outcome,
+                expires_at=call.expires_at if expires_at is None else expires_at,
             )
             return True
