@@ -17,6 +17,7 @@ from mcp_tasks_aws.local.aws import REGION, LocalAws, start_local_aws
 from mcp_tasks_aws.local.stack import PROJECT_ROOT
 from mcp_tasks_aws.server.legacy.sessions import (
     CallConflict,
+    CallTooLarge,
     InMemoryLegacySessionStore,
     LegacySessionStore,
     ParkedCall,
@@ -279,3 +280,43 @@ def test_a_finished_call_keeps_its_outcome_until_its_shorter_expiry(
     assert (after.params, after.answers, after.asked) == ({}, {}, {})
     clock.now = NOW + 300
     assert sessions.parked(call.ref) is None
+
+
+def test_a_call_too_large_for_one_item_is_refused_and_nothing_is_written(
+    sessions: LegacySessionStore,
+) -> None:
+    call = parked(params={"name": "ask", "arguments": {"blob": "x" * 420_000}})
+    with pytest.raises(CallTooLarge):
+        sessions.park(call)
+    assert sessions.parked(call.ref) is None
+
+
+def test_an_answer_that_would_outgrow_the_item_is_refused_and_not_recorded() -> None:
+    # The twin holds a call's JSON to DynamoDB's limit (moto checks only top-level attributes,
+    # so the adapter's side of this is the next test's).
+    sessions = InMemoryLegacySessionStore(clock=Clock())
+    call = parked()
+    sessions.park(call)
+    assert sessions.answer(call.ref, "first", {"action": "accept", "content": {"a": "x" * 200_000}})
+    with pytest.raises(CallTooLarge):
+        sessions.answer(call.ref, "second", {"roots": [{"uri": "file:///" + "y" * 220_000}]})
+    after = sessions.parked(call.ref)
+    assert after is not None
+    assert after.outstanding == {"second"}  # still waits for that answer: a smaller one
+
+
+def test_the_dynamodb_store_reports_an_item_too_large_as_call_too_large() -> None:
+    from botocore.exceptions import ClientError
+
+    class TooLargeClient:
+        def _too_large(self, **request: Any) -> None:
+            error = {"Error": {"Code": "ValidationException", "Message": "Item size exceeded"}}
+            raise ClientError(error, "Call")  # type: ignore[arg-type]
+
+        update_item = put_item = _too_large
+
+    store = DynamoLegacySessionStore(TooLargeClient(), "table", clock=lambda: NOW)  # type: ignore[arg-type]
+    with pytest.raises(CallTooLarge):
+        store.answer("ref", "key", answer={})
+    with pytest.raises(CallTooLarge):
+        store.park(parked())

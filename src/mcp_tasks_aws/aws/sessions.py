@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, cast
 from mcp_tasks_aws.aws.errors import client_error_code, throttling_as_busy
 from mcp_tasks_aws.server.legacy.sessions import (
     CallConflict,
+    CallTooLarge,
     ParkedCall,
     SessionEnded,
     SessionState,
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
 _CONDITION_FAILED = "ConditionalCheckFailedException"
+_TOO_LARGE = "ValidationException"
 _LIVE = "#exp > :now"
 _NOT_ENDED = "(attribute_not_exists(#ended) OR #ended = :false)"
 _OPEN_CALL = f"attribute_exists(taskId) AND #done = :false AND {_LIVE}"
@@ -134,12 +136,18 @@ class DynamoLegacySessionStore:
 
     def _write(self, operation: Callable[..., Any], **request: Any) -> bool:
         """One conditional write on the table; False when its condition failed (the answer,
-        never a reason to read again), any other error raised."""
+        never a reason to read again), CallTooLarge when the item would outgrow 400 KB, any
+        other error raised."""
         try:
             with throttling_as_busy():
                 operation(TableName=self.table, **request)
         except Exception as exc:
-            if client_error_code(exc) != _CONDITION_FAILED:
+            code = client_error_code(exc)
+            if code == _TOO_LARGE:
+                # The expressions are fixed and tested here: what DynamoDB still refuses as
+                # invalid is an item grown past its limit (a park or an answer too large).
+                raise CallTooLarge() from exc
+            if code != _CONDITION_FAILED:
                 raise
             return False
         return True

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_tasks_aws.protocol.errors import (
     INTERNAL_ERROR,
     InternalError,
+    InvalidParams,
     McpError,
     SessionNotFound,
     StreamNotFound,
@@ -61,7 +62,13 @@ from mcp_tasks_aws.protocol.jsonrpc import (
 from mcp_tasks_aws.protocol.legacy import LegacySession, client_meta_of, legacy_result
 from mcp_tasks_aws.protocol.sealing import Sealer, Unsealable
 from mcp_tasks_aws.protocol.transport import SseEvent
-from mcp_tasks_aws.server.legacy.sessions import CallConflict, LegacySessionStore, ParkedCall
+from mcp_tasks_aws.server.legacy.sessions import (
+    CallConflict,
+    CallTooLarge,
+    LegacySessionStore,
+    ParkedCall,
+)
+from mcp_tasks_aws.server.tasks import MAX_RESPONSES_BYTES
 from mcp_tasks_aws.tools.context import ELICIT, LIST_ROOTS, SAMPLE, validate_answer
 
 if TYPE_CHECKING:
@@ -80,6 +87,9 @@ _RESERVED = frozenset({"s", "r", "exp"})
 _PARK_SECONDS = 3600
 """How long a parked call waits for answers (its `requestState` expires after an hour too)."""
 _MAX_FAILURE_CHARS = 512
+MAX_PARKED_CHARS = 256 * 1024
+"""The most a parked call's arguments, sealed state and questions may take (JSON): the rest of
+its DynamoDB item (400 KB) is room for the answers."""
 _CLAIM_SECONDS = 900.0
 """How long a resume without a deadline holds the round it runs (Lambda's longest run)."""
 _KEEP_OUTCOME_SECONDS = 300
@@ -206,8 +216,17 @@ class InlineQuestions:
             round=previous.round + 1 if previous is not None else 0,
             expires_at=min(session.expires_at, now + _PARK_SECONDS),
         )
+        too_large = McpError(
+            f"{request.method} cannot wait for its answers: its arguments, questions and "
+            f"answers so far are over {MAX_PARKED_CHARS // 1024} KB"
+        )
+        if _chars(call.params, call.request_state, call.asked) > MAX_PARKED_CHARS:
+            raise too_large
         # Durable before any question is sent: an answer must always find its call.
-        self.sessions.park(call, previous.round if previous is not None else None)
+        try:
+            self.sessions.park(call, previous.round if previous is not None else None)
+        except CallTooLarge as exc:
+            raise too_large from exc
         return [self.priming(session, call), *notifications, *self._questions(session, call)]
 
     def _questions(self, session: LegacySession, call: ParkedCall) -> list[SseEvent]:
@@ -237,10 +256,18 @@ class InlineQuestions:
         if response.error is not None:
             self.sessions.answer(ref, key, failure=client_failure(method, response.error))
             return
-        # The answer must fit what was asked (-32602 otherwise, and nothing is recorded).
+        # The answer must fit what was asked (-32602 otherwise, and nothing is recorded), and
+        # be no larger than a task's (`tasks/update`).
         validate_answer(method, response.result)
+        if _chars(response.result) > MAX_RESPONSES_BYTES:
+            raise InvalidParams(f"The answer is too large (over {MAX_RESPONSES_BYTES // 1024} KB)")
         # A duplicate, or an answer to a call that has moved on, changes nothing.
-        self.sessions.answer(ref, key, answer=response.result)
+        try:
+            self.sessions.answer(ref, key, answer=response.result)
+        except CallTooLarge as exc:
+            raise InvalidParams(
+                "The answer does not fit with the call's other answers: send a smaller one"
+            ) from exc
 
     # -- resume ---------------------------------------------------------------------------------
 
@@ -333,7 +360,7 @@ class InlineQuestions:
         (one too large for the call's item is kept as an error saying so); False if the call
         had moved on."""
         kept = message
-        if len(json.dumps(message, separators=(",", ":"))) > _MAX_KEPT_OUTCOME_CHARS:
+        if _chars(message) > _MAX_KEPT_OUTCOME_CHARS:
             error, _ = to_error_object(InternalError(_NOT_KEPT))
             kept = error_message(call.request_id, error)
         keep_until = min(call.expires_at, int(time.time()) + _KEEP_OUTCOME_SECONDS)
@@ -356,6 +383,11 @@ class InlineQuestions:
         if request_deadline is not None:
             until = min(until, now + max(0.0, request_deadline - now) / 2)
         return until
+
+
+def _chars(*values: Any) -> int:
+    """The size of values as compact JSON (what the store keeps of them, near enough)."""
+    return sum(len(json.dumps(value, separators=(",", ":"))) for value in values)
 
 
 def _client_params(params: dict[str, Any]) -> dict[str, Any]:

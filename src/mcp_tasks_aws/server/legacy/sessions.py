@@ -22,15 +22,18 @@ Invariants (both implementations):
   whose resumed stream was lost on its way to read again;
 - a round is run by one resume at a time (`claim`): the claim holds until its `until`
   (epoch seconds), after which a resume may take it again (the one that held it died);
-- items whose `expires_at` (epoch seconds) has passed read as absent.
+- items whose `expires_at` (epoch seconds) has passed read as absent;
+- a parked call is one item of at most `ITEM_LIMIT_CHARS` (DynamoDB's 400 KB): a park or an
+  answer that would take it past that raises `CallTooLarge` and writes nothing.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
 from mcp_tasks_aws.protocol.jsonrpc import RequestId
@@ -42,6 +45,14 @@ class SessionEnded(Exception):
 
 class CallConflict(Exception):
     """The parked call is not at the round the write expected (another resume moved it)."""
+
+
+class CallTooLarge(Exception):
+    """The write would take the parked call past the store's item limit (nothing written)."""
+
+
+ITEM_LIMIT_CHARS = 400 * 1024
+"""DynamoDB's largest item; the in-memory twin holds a call's JSON to it, as a stand-in."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +114,8 @@ class LegacySessionStore(Protocol):
 
     def park(self, call: ParkedCall, previous_round: int | None = None) -> None:
         """Store a call's round: a new call (`previous_round` None) or the next round of one
-        still at `previous_round`, its answers cleared; CallConflict otherwise."""
+        still at `previous_round`, its answers cleared; CallConflict otherwise, CallTooLarge
+        if it does not fit in one item."""
         ...
 
     def parked(self, ref: str) -> ParkedCall | None:
@@ -115,7 +127,8 @@ class LegacySessionStore(Protocol):
     ) -> bool:
         """Record the answer (or the client's error) to an outstanding question of a call not
         done and not refused; False (nothing written) if there is no such question, it is
-        answered, or another question was answered with an error."""
+        answered, or another question was answered with an error. CallTooLarge if the call
+        would no longer fit in one item with it."""
         ...
 
     def claim(self, ref: str, round: int, until: int) -> bool:
@@ -139,8 +152,11 @@ class LegacySessionStore(Protocol):
 class InMemoryLegacySessionStore:
     """`LegacySessionStore` in a dict, honouring the same contract (tests, no-table servers)."""
 
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, clock: Callable[[], float] = time.time, item_limit_chars: int = ITEM_LIMIT_CHARS
+    ) -> None:
         self._clock = clock
+        self._item_limit = item_limit_chars
         self._lock = threading.Lock()
         self._states: dict[str, tuple[SessionState, int]] = {}
         self._calls: dict[str, ParkedCall] = {}
@@ -170,6 +186,11 @@ class InMemoryLegacySessionStore:
             self._states[sid] = (replace(current, ended=True), expires_at)
             return True
 
+    def _store_call(self, call: ParkedCall) -> None:
+        if len(json.dumps(asdict(call), separators=(",", ":"), default=str)) > self._item_limit:
+            raise CallTooLarge(call.ref)
+        self._calls[call.ref] = call
+
     def _live_call(self, ref: str) -> ParkedCall | None:
         call = self._calls.get(ref)
         if call is None or call.expires_at <= self._clock():
@@ -184,8 +205,8 @@ class InMemoryLegacySessionStore:
                     raise CallConflict(call.ref)
             elif current is None or current.done or current.round != previous_round:
                 raise CallConflict(call.ref)
-            self._calls[call.ref] = replace(
-                call, answers={}, failure=None, done=False, claimed_until=None
+            self._store_call(
+                replace(call, answers={}, failure=None, done=False, claimed_until=None)
             )
 
     def parked(self, ref: str) -> ParkedCall | None:
@@ -202,9 +223,9 @@ class InMemoryLegacySessionStore:
             if key not in call.outstanding:
                 return False
             if failure is not None:
-                self._calls[ref] = replace(call, failure=failure)
+                self._store_call(replace(call, failure=failure))
             else:
-                self._calls[ref] = replace(call, answers={**call.answers, key: answer})
+                self._store_call(replace(call, answers={**call.answers, key: answer}))
             return True
 
     def claim(self, ref: str, round: int, until: int) -> bool:
