@@ -45,6 +45,23 @@ def count_once() -> str:
 
 
 @tools.tool
+async def count_then_ask(ctx: ToolContext) -> str:
+    """Does something that must happen once per call, then asks a name."""
+    effects.append("counted")
+    answer = await ctx.elicit("What is your name?", NAME_FORM, key="name")
+    return f"Hello, {(answer.content or {}).get('name', '?')}!"
+
+
+@tools.prompt
+async def count_then_ask_prompt(ctx: ToolContext) -> list[dict[str, object]]:
+    """Does something that must happen once per call, then asks a name."""
+    effects.append("counted")
+    answer = await ctx.elicit("What is your name?", NAME_FORM, key="name")
+    name = (answer.content or {}).get("name", "?")
+    return [{"role": "user", "content": {"type": "text", "text": f"Greet {name}"}}]
+
+
+@tools.tool
 def big_answer(size: int) -> str:
     """Answers `size` characters."""
     return "x" * size

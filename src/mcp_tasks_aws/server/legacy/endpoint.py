@@ -10,6 +10,9 @@ table, at the (legacy, method) entries `legacy.methods` registers.
   `Mcp-Session-Id`: missing -> 400; unknown, ended, expired, tampered or another caller's ->
   404 (the client initializes again).
 - One consistent read of the session's state per message (to see an ended session).
+- A `tools/call` or `prompts/get` in a session that declared what a question needs
+  (elicitation, sampling or roots) needs a client that accepts `text/event-stream`, where
+  questions travel: 406 before it runs otherwise.
 - A client's JSON-RPC response is routed by its id (sealed by `StreamIds`) to the route that
   asked: `in` (inline questions, `legacy.questions`) or `task` (a task's questions, sent on
   its `tasks/result` stream, `legacy.task_results`); a `GET` with `Last-Event-ID` resumes the
@@ -29,13 +32,14 @@ from mcp_tasks_aws.protocol.errors import (
     SessionNotFound,
     SessionRequired,
     SessionVersionMismatch,
+    StreamNotAccepted,
     StreamNotFound,
     UnknownResponse,
 )
 from mcp_tasks_aws.protocol.jsonrpc import ClientResponse, Message, Notification, Request
 from mcp_tasks_aws.protocol.legacy import LegacySession, SessionCodec, envelope
 from mcp_tasks_aws.protocol.sealing import Sealer, Unsealable
-from mcp_tasks_aws.protocol.transport import SESSION_HEADER, HttpRequest
+from mcp_tasks_aws.protocol.transport import SESSION_HEADER, HttpRequest, accepts
 from mcp_tasks_aws.server.call import Call, Served
 from mcp_tasks_aws.server.legacy.methods import LegacyMethods
 from mcp_tasks_aws.server.legacy.questions import (
@@ -55,6 +59,10 @@ if TYPE_CHECKING:
 
 SESSIONLESS = ("initialize", "server/discover")
 """Legacy methods served without a session."""
+ASKING = ("tools/call", "prompts/get")
+"""Methods whose tool or prompt may ask the client something, on the answer's SSE stream."""
+QUESTION_CAPABILITIES = ("elicitation", "sampling", "roots")
+"""What a session must declare for a tool to ask it anything (-32021 otherwise)."""
 
 AnswerRoute = Callable[[Resumable, dict[str, Any], ClientResponse], None]
 """Takes a client's response to a request sent on a route: (session, id payload, response)."""
@@ -117,7 +125,22 @@ class LegacyEndpoint:
         if isinstance(message, ClientResponse):
             self.answer(resumable, message)
             return None
+        if (
+            message.method in ASKING
+            and self._may_ask(session)
+            and not accepts(http.header("accept"))[1]
+        ):
+            # Decided before anything runs: refused after the run, the call would have done
+            # its work and parked its questions for a client that cannot read them.
+            raise StreamNotAccepted(
+                f"Not Acceptable: {message.method} may ask the client questions, which travel "
+                "on text/event-stream: accept it"
+            )
         return self._serve(message, resumable, http)
+
+    @staticmethod
+    def _may_ask(session: LegacySession) -> bool:
+        return any(name in session.capabilities for name in QUESTION_CAPABILITIES)
 
     def resume(self, http: HttpRequest, last_event_id: str) -> Iterator[Any]:
         with _busy_answered():
