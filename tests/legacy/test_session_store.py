@@ -320,3 +320,22 @@ def test_the_dynamodb_store_reports_an_item_too_large_as_call_too_large() -> Non
         store.answer("ref", "key", answer={})
     with pytest.raises(CallTooLarge):
         store.park(parked())
+
+
+def test_a_session_lists_the_tasks_it_created_oldest_first_up_to_its_cap(
+    sessions: LegacySessionStore, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mcp_tasks_aws.aws.sessions as dynamo_sessions
+    import mcp_tasks_aws.server.legacy.sessions as port
+
+    monkeypatch.setattr(port, "MAX_SESSION_TASKS", 3)
+    monkeypatch.setattr(dynamo_sessions, "MAX_SESSION_TASKS", 3)
+    sid = f"session-{os.urandom(4).hex()}"
+    assert sessions.session_tasks(sid) == []
+    for n in range(3):
+        assert sessions.remember_task(sid, f"task-{n}", NOW + 60)
+    assert not sessions.remember_task(sid, "task-3", NOW + 60)  # the list is full
+    assert sessions.session_tasks(sid) == ["task-0", "task-1", "task-2"]
+    assert sessions.session_tasks("another-session") == []
+    clock.now = NOW + 60  # it expires with the session
+    assert sessions.session_tasks(sid) == []

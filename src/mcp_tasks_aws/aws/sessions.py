@@ -1,6 +1,6 @@
 """Legacy-session state on the task table (`LegacySessionStore` on DynamoDB).
 
-Two small item kinds share the task table under keys no task id can take (task ids are 32 hex
+Three small item kinds share the task table under keys no task id can take (task ids are 32 hex
 characters), and expire with DynamoDB's TTL on `expiresAt` like tasks do. Neither carries an
 `owner`, so an index on tasks' owner never lists them.
 
@@ -9,6 +9,7 @@ characters), and expire with DynamoDB's TTL on `expiresAt` like tasks do. Neithe
   `requestState` S, `asked` M (key -> the question, JSON), `answers` M (key -> JSON),
   `failure` S (JSON), `round` N, `done` BOOL, `claimedUntil` N, `outcome` S (JSON: the
   message a call done ended with), `expiresAt` N.
+- `!tasks#<sid>`: `taskIds` L (of S, oldest first), `expiresAt` N (the session's).
 
 Each port primitive is one call: reads are consistent `GetItem`s, writes are conditional
 `PutItem`/`UpdateItem`s whose conditions carry the invariants of `legacy.state` (a failed
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from mcp_tasks_aws.aws.errors import client_error_code, throttling_as_busy
 from mcp_tasks_aws.server.legacy.sessions import (
+    MAX_SESSION_TASKS,
     CallConflict,
     CallTooLarge,
     ParkedCall,
@@ -62,6 +64,10 @@ def session_key(sid: str) -> dict[str, Any]:
 
 def call_key(ref: str) -> dict[str, Any]:
     return {"taskId": _s(f"!call#{ref}")}
+
+
+def tasks_key(sid: str) -> dict[str, Any]:
+    return {"taskId": _s(f"!tasks#{sid}")}
 
 
 def encode_call(call: ParkedCall) -> dict[str, Any]:
@@ -232,6 +238,30 @@ class DynamoLegacySessionStore:
                 ":now": self._now(),
             },
         )
+
+    def remember_task(self, sid: str, task_id: str, expires_at: int) -> bool:
+        return self._write(
+            self.client.update_item,
+            Key=tasks_key(sid),
+            UpdateExpression="SET #ids = list_append(if_not_exists(#ids, :none), :id), #exp = :exp",
+            ConditionExpression="attribute_not_exists(#ids) OR size(#ids) < :most",
+            ExpressionAttributeNames={"#ids": "taskIds", "#exp": "expiresAt"},
+            ExpressionAttributeValues={
+                ":none": {"L": []},
+                ":id": {"L": [_s(task_id)]},
+                ":exp": _n(expires_at),
+                ":most": _n(MAX_SESSION_TASKS),
+            },
+        )
+
+    def session_tasks(self, sid: str) -> list[str]:
+        with throttling_as_busy():
+            item = self.client.get_item(
+                TableName=self.table, Key=tasks_key(sid), ConsistentRead=True
+            ).get("Item")
+        if not item or int(item["expiresAt"]["N"]) <= self.clock():
+            return []
+        return [entry["S"] for entry in item.get("taskIds", {}).get("L", [])]
 
     def claim(self, ref: str, round: int, until: int) -> bool:
         # One resume runs a round: the claim is taken only if nobody holds it, or its holder's

@@ -261,7 +261,13 @@ def install_legacy(
         from mcp_tasks_aws.server.legacy.tasks import LegacyTasks
 
         legacy_tasks = LegacyTasks(
-            server, tasks, ids, page_size=page_size, window_ms=window_ms, poll_ms=poll_ms
+            server,
+            tasks,
+            ids,
+            sessions,
+            page_size=page_size,
+            window_ms=window_ms,
+            poll_ms=poll_ms,
         )
     LegacyMethods(
         server, codec=codec, sessions=sessions, questions=questions, tasks=legacy_tasks

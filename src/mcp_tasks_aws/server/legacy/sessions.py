@@ -7,7 +7,9 @@ is stored, in small items that expire with the session:
   (`DELETE`); read once per legacy request;
 - a *parked call*: an inline `tools/call` or `prompts/get` waiting for the client's answers to
   server->client requests (elicitation, sampling, roots). The answers arrive in separate POSTs
-  (any function instance) and the call resumes on a later `GET` with `Last-Event-ID`.
+  (any function instance) and the call resumes on a later `GET` with `Last-Event-ID`;
+- the session's *tasks*: the ids of the tasks it created, oldest first (at most
+  `MAX_SESSION_TASKS`), which its `tasks/list` shows; read by that method only.
 
 `LegacySessionStore` is the port; `aws.sessions.DynamoLegacySessionStore` fills it on the task
 table, `InMemoryLegacySessionStore` (below) is its twin for tests and for a server without a
@@ -51,6 +53,9 @@ class CallTooLarge(Exception):
     """The write would take the parked call past the store's item limit (nothing written)."""
 
 
+MAX_SESSION_TASKS = 1000
+"""The most tasks a session's `tasks/list` shows: the first ones it created (the list is one
+small item; later tasks are still there by id)."""
 ITEM_LIMIT_CHARS = 400 * 1024
 """DynamoDB's largest item; the in-memory twin holds a call's JSON to it, as a stand-in."""
 
@@ -136,6 +141,15 @@ class LegacySessionStore(Protocol):
         is not open at that round, or another resume holds it still."""
         ...
 
+    def remember_task(self, sid: str, task_id: str, expires_at: int) -> bool:
+        """Add a task the session created to its list; False (nothing written) once the list
+        holds `MAX_SESSION_TASKS`."""
+        ...
+
+    def session_tasks(self, sid: str) -> list[str]:
+        """The ids of the tasks the session created, oldest first (none if it made none)."""
+        ...
+
     def finish(
         self,
         ref: str,
@@ -160,6 +174,7 @@ class InMemoryLegacySessionStore:
         self._lock = threading.Lock()
         self._states: dict[str, tuple[SessionState, int]] = {}
         self._calls: dict[str, ParkedCall] = {}
+        self._tasks: dict[str, tuple[list[str], int]] = {}
 
     def _live_state(self, sid: str) -> SessionState:
         entry = self._states.get(sid)
@@ -227,6 +242,24 @@ class InMemoryLegacySessionStore:
             else:
                 self._store_call(replace(call, answers={**call.answers, key: answer}))
             return True
+
+    def remember_task(self, sid: str, task_id: str, expires_at: int) -> bool:
+        with self._lock:
+            known = self._live_tasks(sid)
+            if len(known) >= MAX_SESSION_TASKS:
+                return False
+            self._tasks[sid] = ([*known, task_id], expires_at)
+            return True
+
+    def session_tasks(self, sid: str) -> list[str]:
+        with self._lock:
+            return self._live_tasks(sid)
+
+    def _live_tasks(self, sid: str) -> list[str]:
+        entry = self._tasks.get(sid)
+        if entry is None or entry[1] <= self._clock():
+            return []
+        return list(entry[0])
 
     def claim(self, ref: str, round: int, until: int) -> bool:
         with self._lock:
