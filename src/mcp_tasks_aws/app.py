@@ -184,11 +184,12 @@ class App:
 
         return install_legacy(
             self.server,
-            # The current state secret (read from Secrets Manager when deployed); sessions
-            # sealed before a rotation end with it (they are re-initialised, not migrated).
-            secret=self.state_secrets.secrets()[0],
+            # The state secrets (read from Secrets Manager when deployed, on first use): sealed
+            # with the current one, opened under the previous one too during a rotation.
+            secret=self.state_secrets,
             sessions=self.legacy_sessions,
             tasks=self.tasks,
+            deployment_id=self.settings.deployment_id,
             session_ttl_seconds=self.settings.session_ttl_seconds,
             window_ms=self.settings.listen_window_ms,
             poll_ms=self.settings.listen_poll_ms,

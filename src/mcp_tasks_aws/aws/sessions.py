@@ -1,13 +1,15 @@
 """Legacy-session state on the task table (`LegacySessionStore` on DynamoDB).
 
-Two small item kinds share the task table under keys no task id can take (task ids are 32 hex
+Three small item kinds share the task table under keys no task id can take (task ids are 32 hex
 characters), and expire with DynamoDB's TTL on `expiresAt` like tasks do. Neither carries an
 `owner`, so an index on tasks' owner never lists them.
 
 - `!session#<sid>`: `logLevel` S, `ended` BOOL, `expiresAt` N.
 - `!call#<ref>`: `sid` S, `requestId` S (JSON), `method` S, `params` S (JSON),
   `requestState` S, `asked` M (key -> the question, JSON), `answers` M (key -> JSON),
-  `failure` S (JSON), `round` N, `done` BOOL, `expiresAt` N.
+  `failure` S (JSON), `round` N, `done` BOOL, `claimedUntil` N, `outcome` S (JSON: the
+  message a call done ended with), `expiresAt` N.
+- `!tasks#<sid>`: `taskIds` L (of S, oldest first), `expiresAt` N (the session's).
 
 Each port primitive is one call: reads are consistent `GetItem`s, writes are conditional
 `PutItem`/`UpdateItem`s whose conditions carry the invariants of `legacy.state` (a failed
@@ -26,7 +28,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from mcp_tasks_aws.aws.errors import client_error_code, throttling_as_busy
 from mcp_tasks_aws.server.legacy.sessions import (
+    MAX_SESSION_TASKS,
     CallConflict,
+    CallTooLarge,
     ParkedCall,
     SessionEnded,
     SessionState,
@@ -36,6 +40,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
 
 _CONDITION_FAILED = "ConditionalCheckFailedException"
+_TOO_LARGE = "ValidationException"
 _LIVE = "#exp > :now"
 _NOT_ENDED = "(attribute_not_exists(#ended) OR #ended = :false)"
 _OPEN_CALL = f"attribute_exists(taskId) AND #done = :false AND {_LIVE}"
@@ -61,6 +66,10 @@ def call_key(ref: str) -> dict[str, Any]:
     return {"taskId": _s(f"!call#{ref}")}
 
 
+def tasks_key(sid: str) -> dict[str, Any]:
+    return {"taskId": _s(f"!tasks#{sid}")}
+
+
 def encode_call(call: ParkedCall) -> dict[str, Any]:
     item: dict[str, Any] = {
         **call_key(call.ref),
@@ -78,11 +87,15 @@ def encode_call(call: ParkedCall) -> dict[str, Any]:
         item["requestState"] = _s(call.request_state)
     if call.failure is not None:
         item["failure"] = _json(call.failure)
+    if call.claimed_until is not None:
+        item["claimedUntil"] = _n(call.claimed_until)
+    if call.outcome is not None:
+        item["outcome"] = _json(call.outcome)
     return item
 
 
 def decode_call(item: dict[str, Any]) -> ParkedCall:
-    failure = item.get("failure")
+    failure, outcome = item.get("failure"), item.get("outcome")
     return ParkedCall(
         ref=item["taskId"]["S"].removeprefix("!call#"),
         sid=item["sid"]["S"],
@@ -96,6 +109,8 @@ def decode_call(item: dict[str, Any]) -> ParkedCall:
         answers={k: json.loads(v["S"]) for k, v in item.get("answers", {}).get("M", {}).items()},
         failure=json.loads(failure["S"]) if failure else None,
         done=bool(item.get("done", {}).get("BOOL", False)),
+        claimed_until=int(item["claimedUntil"]["N"]) if "claimedUntil" in item else None,
+        outcome=json.loads(outcome["S"]) if outcome else None,
     )
 
 
@@ -127,12 +142,18 @@ class DynamoLegacySessionStore:
 
     def _write(self, operation: Callable[..., Any], **request: Any) -> bool:
         """One conditional write on the table; False when its condition failed (the answer,
-        never a reason to read again), any other error raised."""
+        never a reason to read again), CallTooLarge when the item would outgrow 400 KB, any
+        other error raised."""
         try:
             with throttling_as_busy():
                 operation(TableName=self.table, **request)
         except Exception as exc:
-            if client_error_code(exc) != _CONDITION_FAILED:
+            code = client_error_code(exc)
+            if code == _TOO_LARGE:
+                # The expressions are fixed and tested here: what DynamoDB still refuses as
+                # invalid is an item grown past its limit (a park or an answer too large).
+                raise CallTooLarge() from exc
+            if code != _CONDITION_FAILED:
                 raise
             return False
         return True
@@ -162,7 +183,7 @@ class DynamoLegacySessionStore:
         return self._update_session(sid, "#ended = :true", {":true": {"BOOL": True}}, expires_at)
 
     def park(self, call: ParkedCall, previous_round: int | None = None) -> None:
-        fresh = replace(call, answers={}, failure=None, done=False)
+        fresh = replace(call, answers={}, failure=None, done=False, claimed_until=None)
         if previous_round is None:
             condition = "attribute_not_exists(taskId)"
             names: dict[str, str] = {}
@@ -218,22 +239,83 @@ class DynamoLegacySessionStore:
             },
         )
 
-    def finish(self, ref: str, round: int) -> bool:
+    def remember_task(self, sid: str, task_id: str, expires_at: int) -> bool:
+        return self._write(
+            self.client.update_item,
+            Key=tasks_key(sid),
+            UpdateExpression="SET #ids = list_append(if_not_exists(#ids, :none), :id), #exp = :exp",
+            ConditionExpression="attribute_not_exists(#ids) OR size(#ids) < :most",
+            ExpressionAttributeNames={"#ids": "taskIds", "#exp": "expiresAt"},
+            ExpressionAttributeValues={
+                ":none": {"L": []},
+                ":id": {"L": [_s(task_id)]},
+                ":exp": _n(expires_at),
+                ":most": _n(MAX_SESSION_TASKS),
+            },
+        )
+
+    def session_tasks(self, sid: str) -> list[str]:
+        with throttling_as_busy():
+            item = self.client.get_item(
+                TableName=self.table, Key=tasks_key(sid), ConsistentRead=True
+            ).get("Item")
+        if not item or int(item["expiresAt"]["N"]) <= self.clock():
+            return []
+        return [entry["S"] for entry in item.get("taskIds", {}).get("L", [])]
+
+    def claim(self, ref: str, round: int, until: int) -> bool:
+        # One resume runs a round: the claim is taken only if nobody holds it, or its holder's
+        # time is up (a function that died with it).
         return self._write(
             self.client.update_item,
             Key=call_key(ref),
-            # Arguments, questions and answers go as soon as the call has its outcome.
-            UpdateExpression=(
-                "SET #done = :true, answers = :empty, asked = :empty "
-                "REMOVE params, requestState, failure"
+            UpdateExpression="SET #claimed = :until",
+            ConditionExpression=(
+                f"{_OPEN_CALL} AND #round = :round "
+                "AND (attribute_not_exists(#claimed) OR #claimed <= :now)"
             ),
-            ConditionExpression=f"{_OPEN_CALL} AND #round = :round",
-            ExpressionAttributeNames={"#done": "done", "#exp": "expiresAt", "#round": "round"},
+            ExpressionAttributeNames={
+                "#done": "done",
+                "#exp": "expiresAt",
+                "#round": "round",
+                "#claimed": "claimedUntil",
+            },
             ExpressionAttributeValues={
-                ":true": {"BOOL": True},
+                ":until": _n(until),
                 ":false": {"BOOL": False},
-                ":empty": {"M": {}},
                 ":now": self._now(),
                 ":round": _n(round),
             },
+        )
+
+    def finish(
+        self,
+        ref: str,
+        round: int,
+        outcome: dict[str, Any] | None = None,
+        expires_at: int | None = None,
+    ) -> bool:
+        # Arguments, questions and answers go as soon as the call has its outcome; the
+        # outcome itself stays until `expires_at`.
+        assignments = ["#done = :true", "answers = :empty", "asked = :empty"]
+        values: dict[str, Any] = {
+            ":true": {"BOOL": True},
+            ":false": {"BOOL": False},
+            ":empty": {"M": {}},
+            ":now": self._now(),
+            ":round": _n(round),
+        }
+        if outcome is not None:
+            assignments.append("outcome = :outcome")
+            values[":outcome"] = _json(outcome)
+        if expires_at is not None:
+            assignments.append("#exp = :keep")
+            values[":keep"] = _n(expires_at)
+        return self._write(
+            self.client.update_item,
+            Key=call_key(ref),
+            UpdateExpression=f"SET {', '.join(assignments)} REMOVE params, requestState, failure",
+            ConditionExpression=f"{_OPEN_CALL} AND #round = :round",
+            ExpressionAttributeNames={"#done": "done", "#exp": "expiresAt", "#round": "round"},
+            ExpressionAttributeValues=values,
         )

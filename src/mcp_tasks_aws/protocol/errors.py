@@ -208,3 +208,10 @@ class SessionVersionMismatch(LegacyTransportError):
     """`MCP-Protocol-Version` names another version than the one the session negotiated."""
 
     http_status = 400
+
+
+class StreamNotAccepted(LegacyTransportError):
+    """A call whose answer may have to stream (its questions travel on SSE), from a client
+    that does not accept `text/event-stream`: refused before it runs."""
+
+    http_status = 406

@@ -9,12 +9,19 @@ Invariants:
   its one canonical encoding only, under a key derived from the deployment's state secret for
   this use alone (a token sealed here never opens as a `requestState`, nor the other way
   round);
+- binding to the deployment (`audience`, in the MAC): a token one stack sealed does not open
+  on another that shares its secret;
 - a token opens only as the kind it was sealed as (a request id is never accepted as a
   session), and only before its expiry;
+- rotation: tokens are sealed with the current secret and open under any secret the source
+  still accepts (the current and the previous one during a rotation). Each token names the key
+  that sealed it (`kid`, derived from the secret and the purpose); an unknown `kid` makes the
+  sealer ask its source once more (another function may have seen the rotation first), as
+  `request_state` does;
 - payloads are signed, not encrypted: they hold what the client already knows or ids of its
   own, never secrets.
 
-Format: ``<kind>.<base64url(json payload)>.<base64url(mac)>``: visible ASCII only, as an
+Format: ``<kind>.<kid>.<base64url(json payload)>.<base64url(mac)>``: visible ASCII only, as an
 `Mcp-Session-Id` must be.
 """
 
@@ -26,13 +33,18 @@ import hashlib
 import hmac
 import json
 import re
+import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
+
+from mcp_tasks_aws.protocol.request_state import SecretSource, StaticSecrets, check_secret
 
 _MAC_BYTES = 16
 _MAX_TOKEN_CHARS = 8 * 1024
 _KIND = re.compile(r"[a-z][a-z0-9]{0,7}")
+_KID_CHARS = 8
 
 
 class Unsealable(Exception):
@@ -52,17 +64,60 @@ def fingerprint(value: str) -> str:
     return _b64(hashlib.sha256(value.encode()).digest()[:12])
 
 
+@dataclass(frozen=True)
+class _Key:
+    kid: str
+    mac: bytes
+
+
+def _derive(secret: bytes, purpose: str) -> _Key:
+    mac = hmac.new(secret, f"mcp-tasks-aws/{purpose}".encode(), hashlib.sha256).digest()
+    kid = hmac.new(secret, f"mcp-tasks-aws/{purpose}/kid".encode(), hashlib.sha256).digest()
+    return _Key(kid=_b64(kid)[:_KID_CHARS], mac=mac)
+
+
 class Sealer:
-    """Seals and opens tokens with one key, derived from the state secret and a purpose."""
+    """Seals and opens tokens with keys derived from the state secrets and a purpose, for one
+    deployment (`audience`)."""
 
-    def __init__(self, secret: bytes, purpose: str, clock: Callable[[], float] = time.time) -> None:
-        if len(secret) < 32:
-            raise ValueError("the state secret must be at least 32 bytes")
-        self._key = hmac.new(secret, f"mcp-tasks-aws/{purpose}".encode(), hashlib.sha256).digest()
+    def __init__(
+        self,
+        secrets: SecretSource | bytes,
+        purpose: str,
+        clock: Callable[[], float] = time.time,
+        *,
+        audience: str = "",
+    ) -> None:
+        self._source: SecretSource = (
+            StaticSecrets(secrets) if isinstance(secrets, bytes) else secrets
+        )
+        self._purpose = purpose
+        self._audience = audience
         self._clock = clock
+        self._keys: list[_Key] = []
+        self._derived_from: tuple[bytes, ...] = ()
+        self._lock = threading.Lock()
 
-    def _mac(self, kind: str, body: str) -> bytes:
-        return hmac.new(self._key, f"{kind}.{body}".encode(), hashlib.sha256).digest()[:_MAC_BYTES]
+    def _current_keys(self, *, refresh: bool = False) -> list[_Key]:
+        secrets = tuple(self._source.secrets(refresh=refresh))
+        with self._lock:
+            if secrets != self._derived_from:
+                for secret in secrets:
+                    check_secret(secret)
+                self._keys = [_derive(secret, self._purpose) for secret in secrets]
+                self._derived_from = secrets
+            return self._keys
+
+    def _key_for(self, kid: str) -> _Key | None:
+        for refresh in (False, True):
+            for key in self._current_keys(refresh=refresh):
+                if key.kid == kid:
+                    return key
+        return None
+
+    def _mac(self, key: _Key, kind: str, body: str) -> str:
+        message = f"{self._audience}\x00{kind}.{key.kid}.{body}".encode()
+        return _b64(hmac.new(key.mac, message, hashlib.sha256).digest()[:_MAC_BYTES])
 
     def now(self) -> int:
         return int(self._clock())
@@ -70,8 +125,9 @@ class Sealer:
     def seal(self, kind: str, payload: dict[str, Any], *, expires_at: int) -> str:
         if not _KIND.fullmatch(kind):
             raise ValueError(f"invalid token kind {kind!r}")
+        key = self._current_keys()[0]
         body = _b64(json.dumps({**payload, "exp": expires_at}, separators=(",", ":")).encode())
-        return f"{kind}.{body}.{_b64(self._mac(kind, body))}"
+        return f"{kind}.{key.kid}.{body}.{self._mac(key, kind, body)}"
 
     def open(self, kind: str, token: str) -> dict[str, Any]:
         """The payload sealed as `kind` in `token`, with its expiry as `exp`; Unsealable
@@ -79,12 +135,15 @@ class Sealer:
         if not isinstance(token, str) or len(token) > _MAX_TOKEN_CHARS:
             raise Unsealable()
         parts = token.split(".")
-        if len(parts) != 3 or parts[0] != kind:
+        if len(parts) != 4 or parts[0] != kind or len(parts[1]) != _KID_CHARS:
             raise Unsealable()
-        _, body, mac = parts
+        _, kid, body, mac = parts
+        key = self._key_for(kid)
         # The MAC is compared in its one canonical spelling: another encoding of the same
         # bytes (different padding bits) would make the token malleable.
-        if not hmac.compare_digest(mac.encode(), _b64(self._mac(kind, body)).encode()):
+        if key is None or not hmac.compare_digest(
+            mac.encode(), self._mac(key, kind, body).encode()
+        ):
             raise Unsealable()
         try:
             payload = json.loads(_unb64(body))

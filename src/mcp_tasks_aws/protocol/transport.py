@@ -247,7 +247,7 @@ def _error(status: int, exc: McpError, rid: Any = None) -> HttpResponse:
     return response
 
 
-def _accepts(accept: str | None) -> tuple[bool, bool]:
+def accepts(accept: str | None) -> tuple[bool, bool]:
     """(json ok, sse ok) from an Accept header; a missing header accepts anything."""
     if not accept:
         return True, True
@@ -308,7 +308,7 @@ class HttpTransport:
         content_type = (http.header("content-type") or "").split(";")[0].strip().lower()
         if content_type != JSON:
             return _error(415, InvalidRequest("Unsupported Media Type: send application/json"))
-        json_ok, sse_ok = _accepts(http.header("accept"))
+        json_ok, sse_ok = accepts(http.header("accept"))
         if not (json_ok or sse_ok):
             return _error(406, InvalidRequest("Not Acceptable: accept application/json"))
 
@@ -402,7 +402,8 @@ class HttpTransport:
                 self.on_request(message.method if known else "unknown", loggable_id(message.id))
             # -32601 wins over everything else, as in 2026-07-28 (a method no era serves).
             if not known:
-                return _error(404, MethodNotFound(f"Method not found: {message.method}"), rid)
+                unknown = MethodNotFound(f"Method not found: {message.method[:_LOGGED_ID_CHARS]}")
+                return _error(404, unknown, rid)
         try:
             served = self.legacy.post(http, message)
         except InsufficientScope:
@@ -435,7 +436,7 @@ class HttpTransport:
             refused = _error(405, InvalidRequest("Method not allowed: GET resumes a stream"))
             refused.headers["allow"] = "POST, DELETE"
             return refused
-        if verb == "GET" and not _accepts(http.header("accept"))[1]:
+        if verb == "GET" and not accepts(http.header("accept"))[1]:
             return _error(406, InvalidRequest("Not Acceptable: accept text/event-stream"))
         try:
             if verb == "DELETE":

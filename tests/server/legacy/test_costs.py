@@ -106,8 +106,14 @@ def test_a_question_round_costs_a_put_a_write_per_answer_and_the_resume(session:
         method="GET", **{"last-event-id": parsed[0]["id"], "accept": "text/event-stream"}
     )
     assert "Hello, A!" in resumed["body"]
-    # The session's state, the parked call, then the write that ends it.
-    assert calls == ["dynamodb:GetItem", "dynamodb:GetItem", "dynamodb:UpdateItem"]
+    # The session's state, the parked call, the claim that makes this resume the one that runs
+    # the round (two GETs must not both run it), then the write that ends it.
+    assert calls == [
+        "dynamodb:GetItem",
+        "dynamodb:GetItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:UpdateItem",
+    ]
 
 
 # -- the 2025-11-25 tasks utility: the extension's costs, plus the session read -----------------
@@ -129,16 +135,18 @@ def test_task_operations_cost_what_the_extensions_do_plus_the_session_read(
 ) -> None:
     params = {"name": "slow_compute", "arguments": {"seconds": 0, "label": "c"}, "task": {}}
     created, calls = session.request("tools/call", params)
-    # (its first leg runs directly: an asynchronous invoke of the worker, as deployed)
-    assert calls == ["dynamodb:GetItem", "dynamodb:PutItem", "lambda:Invoke"]
+    # (its first leg runs directly: an asynchronous invoke of the worker, as deployed; then
+    # the task joins its session's list, for tasks/list)
+    assert calls == ["dynamodb:GetItem", "dynamodb:PutItem", "lambda:Invoke", "dynamodb:UpdateItem"]
     task_id = json.loads(created["body"])["result"]["task"]["taskId"]
     _, calls = session.request("tasks/get", {"taskId": task_id})
     assert calls == ["dynamodb:GetItem", "dynamodb:GetItem"]
     wait_status(session, task_id, "completed")
     _, calls = session.request("tasks/result", {"taskId": task_id})
     assert calls == ["dynamodb:GetItem", "dynamodb:GetItem"]
+    # The session's state, its list of tasks, then the page's tasks in one batch read.
     _, calls = session.request("tasks/list", {})
-    assert calls == ["dynamodb:GetItem", "dynamodb:Query"]
+    assert calls == ["dynamodb:GetItem", "dynamodb:GetItem", "dynamodb:BatchGetItem"]
 
 
 def test_a_tasks_question_costs_a_read_to_send_and_an_update_to_answer(session: Session) -> None:

@@ -258,11 +258,11 @@ def test_another_callers_session_is_unknown(transport: HttpTransport) -> None:
 
 
 def _tampered(session_id: str, change: dict[str, Any]) -> str:
-    kind, body, mac = session_id.split(".")
+    kind, kid, body, mac = session_id.split(".")
     payload = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
     payload.update(change)
     forged = base64.urlsafe_b64encode(json.dumps(payload).encode()).rstrip(b"=").decode()
-    return f"{kind}.{forged}.{mac}"
+    return f"{kind}.{kid}.{forged}.{mac}"
 
 
 @pytest.mark.parametrize(
@@ -271,7 +271,7 @@ def _tampered(session_id: str, change: dict[str, Any]) -> str:
         lambda sid: _tampered(sid, {"c": {"elicitation": {}, "sampling": {}, "roots": {}, "x": 1}}),
         lambda sid: _tampered(sid, {"exp": 9_999_999_999}),
         lambda sid: sid[:-2] + ("AA" if not sid.endswith("AA") else "BB"),
-        lambda sid: "s1.e30.AAAAAAAAAAAAAAAAAAAAAA",
+        lambda sid: "s1." + sid.split(".")[1] + ".e30.AAAAAAAAAAAAAAAAAAAAAA",
         lambda sid: "not-a-session",
         lambda sid: sid.replace("s1.", "q1.", 1),
     ],

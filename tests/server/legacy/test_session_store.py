@@ -15,6 +15,7 @@ from mcp_tasks_aws.aws.sessions import DynamoLegacySessionStore
 from mcp_tasks_aws.local.aws import REGION, LocalAws
 from mcp_tasks_aws.server.legacy.sessions import (
     CallConflict,
+    CallTooLarge,
     InMemoryLegacySessionStore,
     LegacySessionStore,
     ParkedCall,
@@ -217,3 +218,103 @@ def test_the_dynamodb_store_reports_throttling_as_busy() -> None:
     ):
         with pytest.raises(Throttled):
             call()
+
+
+def test_one_resume_at_a_time_holds_a_round(sessions: LegacySessionStore, clock: Clock) -> None:
+    call = parked()
+    sessions.park(call)
+    assert not sessions.claim(call.ref, round=1, until=NOW + 30)
+    assert sessions.claim(call.ref, round=0, until=NOW + 30)
+    assert not sessions.claim(call.ref, round=0, until=NOW + 60)  # held by the first
+    after = sessions.parked(call.ref)
+    assert after is not None
+    assert after.claimed_until == NOW + 30
+    clock.now = NOW + 30  # its holder's time is up (it died with the round): another may take it
+    assert sessions.claim(call.ref, round=0, until=NOW + 90)
+
+
+def test_the_next_round_and_the_end_release_the_claim(sessions: LegacySessionStore) -> None:
+    call = parked()
+    sessions.park(call)
+    assert sessions.claim(call.ref, round=0, until=LATER)
+    sessions.park(replace(call, round=1, asked={"third": ELICIT}), previous_round=0)
+    following = sessions.parked(call.ref)
+    assert following is not None
+    assert following.claimed_until is None
+    assert sessions.claim(call.ref, round=1, until=LATER)
+    assert sessions.finish(call.ref, round=1)
+    assert not sessions.claim(call.ref, round=1, until=LATER + 1)  # a call done is run by none
+
+
+def test_a_finished_call_keeps_its_outcome_until_its_shorter_expiry(
+    sessions: LegacySessionStore, clock: Clock
+) -> None:
+    call = parked()
+    sessions.park(call)
+    outcome = {"jsonrpc": "2.0", "id": 7, "result": {"content": []}}
+    assert sessions.finish(call.ref, round=0, outcome=outcome, expires_at=NOW + 300)
+    after = sessions.parked(call.ref)
+    assert after is not None
+    assert (after.done, after.outcome, after.expires_at) == (True, outcome, NOW + 300)
+    assert (after.params, after.answers, after.asked) == ({}, {}, {})
+    clock.now = NOW + 300
+    assert sessions.parked(call.ref) is None
+
+
+def test_a_call_too_large_for_one_item_is_refused_and_nothing_is_written(
+    sessions: LegacySessionStore,
+) -> None:
+    call = parked(params={"name": "ask", "arguments": {"blob": "x" * 420_000}})
+    with pytest.raises(CallTooLarge):
+        sessions.park(call)
+    assert sessions.parked(call.ref) is None
+
+
+def test_an_answer_that_would_outgrow_the_item_is_refused_and_not_recorded() -> None:
+    # The twin holds a call's JSON to DynamoDB's limit (moto checks only top-level attributes,
+    # so the adapter's side of this is the next test's).
+    sessions = InMemoryLegacySessionStore(clock=Clock())
+    call = parked()
+    sessions.park(call)
+    assert sessions.answer(call.ref, "first", {"action": "accept", "content": {"a": "x" * 200_000}})
+    with pytest.raises(CallTooLarge):
+        sessions.answer(call.ref, "second", {"roots": [{"uri": "file:///" + "y" * 220_000}]})
+    after = sessions.parked(call.ref)
+    assert after is not None
+    assert after.outstanding == {"second"}  # still waits for that answer: a smaller one
+
+
+def test_the_dynamodb_store_reports_an_item_too_large_as_call_too_large() -> None:
+    from botocore.exceptions import ClientError
+
+    class TooLargeClient:
+        def _too_large(self, **request: Any) -> None:
+            error = {"Error": {"Code": "ValidationException", "Message": "Item size exceeded"}}
+            raise ClientError(error, "Call")  # type: ignore[arg-type]
+
+        update_item = put_item = _too_large
+
+    store = DynamoLegacySessionStore(TooLargeClient(), "table", clock=lambda: NOW)  # type: ignore[arg-type]
+    with pytest.raises(CallTooLarge):
+        store.answer("ref", "key", answer={})
+    with pytest.raises(CallTooLarge):
+        store.park(parked())
+
+
+def test_a_session_lists_the_tasks_it_created_oldest_first_up_to_its_cap(
+    sessions: LegacySessionStore, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mcp_tasks_aws.aws.sessions as dynamo_sessions
+    import mcp_tasks_aws.server.legacy.sessions as port
+
+    monkeypatch.setattr(port, "MAX_SESSION_TASKS", 3)
+    monkeypatch.setattr(dynamo_sessions, "MAX_SESSION_TASKS", 3)
+    sid = f"session-{os.urandom(4).hex()}"
+    assert sessions.session_tasks(sid) == []
+    for n in range(3):
+        assert sessions.remember_task(sid, f"task-{n}", NOW + 60)
+    assert not sessions.remember_task(sid, "task-3", NOW + 60)  # the list is full
+    assert sessions.session_tasks(sid) == ["task-0", "task-1", "task-2"]
+    assert sessions.session_tasks("another-session") == []
+    clock.now = NOW + 60  # it expires with the session
+    assert sessions.session_tasks(sid) == []

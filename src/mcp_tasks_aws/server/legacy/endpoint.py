@@ -10,6 +10,9 @@ table, at the (legacy, method) entries `legacy.methods` registers.
   `Mcp-Session-Id`: missing -> 400; unknown, ended, expired, tampered or another caller's ->
   404 (the client initializes again).
 - One consistent read of the session's state per message (to see an ended session).
+- A `tools/call` or `prompts/get` in a session that declared what a question needs
+  (elicitation, sampling or roots) needs a client that accepts `text/event-stream`, where
+  questions travel: 406 before it runs otherwise.
 - A client's JSON-RPC response is routed by its id (sealed by `StreamIds`) to the route that
   asked: `in` (inline questions, `legacy.questions`) or `task` (a task's questions, sent on
   its `tasks/result` stream, `legacy.task_results`); a `GET` with `Last-Event-ID` resumes the
@@ -27,13 +30,14 @@ from mcp_tasks_aws.protocol.errors import (
     SessionNotFound,
     SessionRequired,
     SessionVersionMismatch,
+    StreamNotAccepted,
     StreamNotFound,
     UnknownResponse,
 )
 from mcp_tasks_aws.protocol.jsonrpc import ClientResponse, Message, Notification, Request
 from mcp_tasks_aws.protocol.legacy import LegacySession, SessionCodec, envelope
 from mcp_tasks_aws.protocol.sealing import Sealer, Unsealable
-from mcp_tasks_aws.protocol.transport import SESSION_HEADER, HttpRequest
+from mcp_tasks_aws.protocol.transport import SESSION_HEADER, HttpRequest, accepts
 from mcp_tasks_aws.server.call import Call, Served
 from mcp_tasks_aws.server.legacy.methods import LegacyMethods
 from mcp_tasks_aws.server.legacy.questions import (
@@ -48,10 +52,15 @@ from mcp_tasks_aws.server.methods import McpServer
 from mcp_tasks_aws.server.tasks import answered_as_errors
 
 if TYPE_CHECKING:
+    from mcp_tasks_aws.protocol.request_state import SecretSource
     from mcp_tasks_aws.tasks.service import TaskService
 
 SESSIONLESS = ("initialize", "server/discover")
 """Legacy methods served without a session."""
+ASKING = ("tools/call", "prompts/get")
+"""Methods whose tool or prompt may ask the client something, on the answer's SSE stream."""
+QUESTION_CAPABILITIES = ("elicitation", "sampling", "roots")
+"""What a session must declare for a tool to ask it anything (-32021 otherwise)."""
 
 AnswerRoute = Callable[[Resumable, dict[str, Any], ClientResponse], None]
 """Takes a client's response to a request sent on a route: (session, id payload, response)."""
@@ -100,11 +109,26 @@ class LegacyEndpoint:
         session, state = self.session(http)
         if isinstance(message, Notification):
             return None  # notifications/initialized, cancelled, roots/list_changed: noted
-        resumable = Resumable(session, http.principal, state.log_level)
+        resumable = Resumable(session, http.principal, state.log_level, deadline=http.deadline)
         if isinstance(message, ClientResponse):
             self.answer(resumable, message)
             return None
+        if (
+            message.method in ASKING
+            and self._may_ask(session)
+            and not accepts(http.header("accept"))[1]
+        ):
+            # Decided before anything runs: refused after the run, the call would have done
+            # its work and parked its questions for a client that cannot read them.
+            raise StreamNotAccepted(
+                f"Not Acceptable: {message.method} may ask the client questions, which travel "
+                "on text/event-stream: accept it"
+            )
         return self._serve(message, resumable, http)
+
+    @staticmethod
+    def _may_ask(session: LegacySession) -> bool:
+        return any(name in session.capabilities for name in QUESTION_CAPABILITIES)
 
     def resume(self, http: HttpRequest, last_event_id: str) -> Iterator[Any]:
         with answered_as_errors(Era.LEGACY):  # a throttled session table: 503, Retry-After
@@ -116,7 +140,7 @@ class LegacyEndpoint:
         resumer = self.resumers.get(route)
         if resumer is None:
             raise StreamNotFound("Stream not found: unknown Last-Event-ID")
-        resumable = Resumable(session, http.principal, state.log_level)
+        resumable = Resumable(session, http.principal, state.log_level, deadline=http.deadline)
         return resumer(resumable, payload, self._rerun(http))
 
     def end(self, http: HttpRequest) -> None:
@@ -165,12 +189,15 @@ class LegacyEndpoint:
         }
         served = Request(request.id, request.method, self._with_envelope(params, resumable))
         meta = self.server.parse_meta(served)
+        # An inline run stops at the request's deadline with the isError answer that says so,
+        # as in 2026-07-28, instead of dying with the function (a bare 5xx).
         return self.server.serve(
             served,
             meta,
             http.principal,
             era=Era.LEGACY,
             session=resumable,
+            deadline=http.deadline,
             granted_scopes=http.granted_scopes,
         )
 
@@ -194,6 +221,9 @@ class LegacyEndpoint:
                 era=Era.LEGACY,
                 session=resumable,
                 granted_scopes=http.granted_scopes,
+                # The resuming GET's deadline: a run that reaches it ends the call with the
+                # isError answer, so no reconnect runs it again.
+                deadline=resumable.deadline,
             )
             return self.server.handle(call), call.notifications
 
@@ -203,9 +233,10 @@ class LegacyEndpoint:
 def install_legacy(
     server: McpServer,
     *,
-    secret: bytes,
+    secret: SecretSource | bytes,
     sessions: LegacySessionStore,
     tasks: TaskService | None = None,
+    deployment_id: str = "",
     session_ttl_seconds: int = 24 * 3600,
     window_ms: int = 20_000,
     poll_ms: int = 500,
@@ -214,9 +245,12 @@ def install_legacy(
     """Register the legacy era's methods on `server`; return the endpoint that serves them.
 
     With `tasks`, 2025-11-25 clients get the 2025-11-25 tasks utility on the same records and runner
-    (`legacy.tasks`); without, task-only tools refuse them.
+    (`legacy.tasks`); without, task-only tools refuse them. `secret` is the state secret, or
+    its source: sessions and ids are sealed with the current secret and open under the
+    previous one too while a rotation settles. They are bound to `deployment_id`, as
+    `requestState` is: another stack sharing the secret opens none of them.
     """
-    sealer = Sealer(secret, "legacy-sessions")
+    sealer = Sealer(secret, "legacy-sessions", audience=deployment_id)
     ids = StreamIds(sealer)
     questions = InlineQuestions(sessions, ids, window_ms=window_ms, poll_ms=poll_ms)
     codec = SessionCodec(sealer, ttl_seconds=session_ttl_seconds)
@@ -225,7 +259,13 @@ def install_legacy(
         from mcp_tasks_aws.server.legacy.tasks import LegacyTasks
 
         legacy_tasks = LegacyTasks(
-            server, tasks, ids, page_size=page_size, window_ms=window_ms, poll_ms=poll_ms
+            server,
+            tasks,
+            ids,
+            sessions,
+            page_size=page_size,
+            window_ms=window_ms,
+            poll_ms=poll_ms,
         )
     LegacyMethods(
         server, codec=codec, sessions=sessions, questions=questions, tasks=legacy_tasks

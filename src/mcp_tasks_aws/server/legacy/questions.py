@@ -20,7 +20,12 @@ what 2025-11-25 expects, without holding any connection or memory between reques
    with the answers as `inputResponses` and the round's `requestState`: the same multi
    round-trip path as a modern retry. The result (or the next round's questions) goes on the
    resumed stream; a window that ends first closes with the priming event alone, and the
-   client reconnects again.
+   client reconnects again. One resume runs a round (it claims it in the store, until a
+   little past its deadline): another GET with the same event id waits for the outcome, or
+   sends the next round's questions once the call asked again. The run stops at the GET's
+   deadline (the isError answer ends the call), and the wait for answers leaves it half the
+   request's time. The message a call ended with stays readable for a few minutes: a
+   reconnect whose stream was lost reads it again instead of a 404.
 
 The JSON-RPC ids and event ids carry a *route* name; this module serves route `in` (inline
 calls). The `tasks/result` streams (`legacy.task_results`) plug into `LegacyEndpoint` as route
@@ -29,6 +34,7 @@ calls). The `tasks/result` streams (`legacy.task_results`) plug into `LegacyEndp
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 import time
@@ -39,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_tasks_aws.protocol.errors import (
     INTERNAL_ERROR,
     InternalError,
+    InvalidParams,
     McpError,
     SessionNotFound,
     StreamNotFound,
@@ -55,7 +62,13 @@ from mcp_tasks_aws.protocol.jsonrpc import (
 from mcp_tasks_aws.protocol.legacy import LegacySession, client_meta_of, legacy_result
 from mcp_tasks_aws.protocol.sealing import Sealer, Unsealable
 from mcp_tasks_aws.protocol.transport import SseEvent
-from mcp_tasks_aws.server.legacy.sessions import CallConflict, LegacySessionStore, ParkedCall
+from mcp_tasks_aws.server.legacy.sessions import (
+    CallConflict,
+    CallTooLarge,
+    LegacySessionStore,
+    ParkedCall,
+)
+from mcp_tasks_aws.server.tasks import MAX_RESPONSES_BYTES
 from mcp_tasks_aws.tools.journal import ELICIT, LIST_ROOTS, SAMPLE, validate_answer
 
 if TYPE_CHECKING:
@@ -74,6 +87,18 @@ _RESERVED = frozenset({"s", "r", "exp"})
 _PARK_SECONDS = 3600
 """How long a parked call waits for answers (its `requestState` expires after an hour too)."""
 _MAX_FAILURE_CHARS = 512
+MAX_PARKED_CHARS = 256 * 1024
+"""The most a parked call's arguments, sealed state and questions may take (JSON): the rest of
+its DynamoDB item (400 KB) is room for the answers."""
+_CLAIM_SECONDS = 900.0
+"""How long a resume without a deadline holds the round it runs (Lambda's longest run)."""
+_KEEP_OUTCOME_SECONDS = 300
+"""How long a call's final message stays readable after the call ended (a lost stream)."""
+_MAX_KEPT_OUTCOME_CHARS = 256 * 1024
+"""The largest final message kept (the call's item must stay under DynamoDB's 400 KB)."""
+_NOT_KEPT = "The call's result was sent once and is too large to be sent again"
+_CLAIM_MARGIN_SECONDS = 5.0
+"""How far past its request's deadline a claim holds (the answer's way out, clock skew)."""
 
 
 @dataclass(frozen=True)
@@ -116,12 +141,14 @@ class StreamIds:
 @dataclass(frozen=True)
 class Resumable:
     """A legacy call being served: the session, its caller (the principal the session was
-    issued to), and the parked call it resumes (if any)."""
+    issued to), the parked call it resumes (if any), and the request's deadline."""
 
     session: LegacySession
     principal: str
     log_level: str | None = None
     parked: ParkedCall | None = None
+    deadline: float | None = None
+    """`time.monotonic()` by which the request's answer must be on its way (None: no limit)."""
 
 
 def resumable_of(call: Call) -> Resumable:
@@ -189,8 +216,17 @@ class InlineQuestions:
             round=previous.round + 1 if previous is not None else 0,
             expires_at=min(session.expires_at, now + _PARK_SECONDS),
         )
+        too_large = McpError(
+            f"{request.method} cannot wait for its answers: its arguments, questions and "
+            f"answers so far are over {MAX_PARKED_CHARS // 1024} KB"
+        )
+        if _chars(call.params, call.request_state, call.asked) > MAX_PARKED_CHARS:
+            raise too_large
         # Durable before any question is sent: an answer must always find its call.
-        self.sessions.park(call, previous.round if previous is not None else None)
+        try:
+            self.sessions.park(call, previous.round if previous is not None else None)
+        except CallTooLarge as exc:
+            raise too_large from exc
         return [self.priming(session, call), *notifications, *self._questions(session, call)]
 
     def _questions(self, session: LegacySession, call: ParkedCall) -> list[SseEvent]:
@@ -220,10 +256,18 @@ class InlineQuestions:
         if response.error is not None:
             self.sessions.answer(ref, key, failure=client_failure(method, response.error))
             return
-        # The answer must fit what was asked (-32602 otherwise, and nothing is recorded).
+        # The answer must fit what was asked (-32602 otherwise, and nothing is recorded), and
+        # be no larger than a task's (`tasks/update`).
         validate_answer(method, response.result)
+        if _chars(response.result) > MAX_RESPONSES_BYTES:
+            raise InvalidParams(f"The answer is too large (over {MAX_RESPONSES_BYTES // 1024} KB)")
         # A duplicate, or an answer to a call that has moved on, changes nothing.
-        self.sessions.answer(ref, key, answer=response.result)
+        try:
+            self.sessions.answer(ref, key, answer=response.result)
+        except CallTooLarge as exc:
+            raise InvalidParams(
+                "The answer does not fit with the call's other answers: send a smaller one"
+            ) from exc
 
     # -- resume ---------------------------------------------------------------------------------
 
@@ -231,8 +275,14 @@ class InlineQuestions:
         """The resumed stream of the call `payload` names (checked now: 404 if it is gone)."""
         ref, round_ = payload.get("c"), payload.get("n")
         call = self.sessions.parked(ref) if isinstance(ref, str) else None
-        if call is None or call.done or call.sid != resumable.session.sid:
+        if call is None or call.sid != resumable.session.sid:
             raise StreamNotFound("Stream not found: the call it belongs to has ended")
+        if call.done:
+            # Ended: its outcome once more (the stream that carried it may have been lost),
+            # for a short while after the end; then it is gone.
+            if call.outcome is None:
+                raise StreamNotFound("Stream not found: the call it belongs to has ended")
+            return iter([call.outcome])
         if call.round != round_:
             # The client missed the events of the round the call is at (a resumed stream was
             # lost on the way): send that round's open questions again.
@@ -243,20 +293,35 @@ class InlineQuestions:
     def _resumed(self, resumable: Resumable, call: ParkedCall, rerun: Rerun) -> Iterator[Any]:
         session = resumable.session
         yield self.priming(session, call)
-        deadline = self.clock() + self.window_ms / 1000
+        deadline = self._wait_until(resumable.deadline)
         current: ParkedCall | None = call
-        # Until every question is answered, or the call has ended (another resume ended it).
-        while current is not None and not current.done and not current.ready:
+        # Until every question is answered and this resume holds the round (two GETs with one
+        # Last-Event-ID must not both run it: a side effect after the question would happen
+        # twice), or the call has moved on without it (another resume ended it, or asked the
+        # next round's questions, which go on this stream too).
+        while True:
+            if current is None:
+                return
+            if current.done:
+                if current.outcome is not None:
+                    yield current.outcome  # another resume ended it: its answer goes here too
+                return
+            if current.round != call.round:
+                yield self.priming(session, current)
+                yield from self._questions(session, current)
+                return
+            if current.ready and self.sessions.claim(
+                current.ref, current.round, self._lease(resumable)
+            ):
+                break
             remaining = deadline - self.clock()
             if remaining <= 0:
                 return  # the client comes back after `retry` with the same event id
             self.sleep(min(self.poll_ms / 1000, remaining))
             current = self.sessions.parked(call.ref)
-        if current is None or current.done:
-            return
         request_id = current.request_id
         if current.failure is not None:
-            if self.sessions.finish(current.ref, current.round):
+            if self._end(current, error_message(request_id, current.failure)):
                 yield error_message(request_id, current.failure)
             return
         params = {
@@ -268,8 +333,8 @@ class InlineQuestions:
         try:
             result, notifications = rerun(replace(resumable, parked=current), again)
         except McpError as exc:
-            if self.sessions.finish(current.ref, current.round):
-                error, _ = to_error_object(exc)
+            error, _ = to_error_object(exc)
+            if self._end(current, error_message(request_id, error)):
                 yield error_message(request_id, error)
             return
         except CallConflict:
@@ -277,17 +342,52 @@ class InlineQuestions:
         except Exception:
             # Ended here, or every reconnect would run it into the same fault again.
             logger.exception("resuming a legacy %s failed", current.method)
-            if self.sessions.finish(current.ref, current.round):
-                error, _ = to_error_object(InternalError("Internal error"))
+            error, _ = to_error_object(InternalError("Internal error"))
+            if self._end(current, error_message(request_id, error)):
                 yield error_message(request_id, error)
             return
         if isinstance(result, dict):
-            # Only the resume that ends the call answers it (a duplicate GET answers nothing).
-            if self.sessions.finish(current.ref, current.round):
+            # Only the resume that ends the call runs it; the answer is kept a while, so a
+            # reconnect whose stream was lost (or a duplicate GET) reads it instead of a 404.
+            if self._end(current, result_message(request_id, result)):
                 yield from notifications
                 yield result_message(request_id, result)
             return
         yield from result  # the next round: parked already, its priming event and questions
+
+    def _end(self, call: ParkedCall, message: dict[str, Any]) -> bool:
+        """End the call with `message`, kept for `_KEEP_OUTCOME_SECONDS` to be read again
+        (one too large for the call's item is kept as an error saying so); False if the call
+        had moved on."""
+        kept = message
+        if _chars(message) > _MAX_KEPT_OUTCOME_CHARS:
+            error, _ = to_error_object(InternalError(_NOT_KEPT))
+            kept = error_message(call.request_id, error)
+        keep_until = min(call.expires_at, int(time.time()) + _KEEP_OUTCOME_SECONDS)
+        return self.sessions.finish(call.ref, call.round, kept, keep_until)
+
+    def _lease(self, resumable: Resumable) -> int:
+        """Until when (epoch seconds) a claim on a round holds: past the request's deadline,
+        by when its run has ended one way or another (without one, a Lambda's longest run)."""
+        left = _CLAIM_SECONDS
+        if resumable.deadline is not None:
+            left = max(0.0, resumable.deadline - self.clock()) + _CLAIM_MARGIN_SECONDS
+        return int(time.time() + left) + 1
+
+    def _wait_until(self, request_deadline: float | None) -> float:
+        """When the wait for answers ends: after the window, and while at least half the
+        request's time is left, so the run that follows has the other half before the
+        deadline stops it (`clock` is the monotonic clock that deadline is on)."""
+        now = self.clock()
+        until = now + self.window_ms / 1000
+        if request_deadline is not None:
+            until = min(until, now + max(0.0, request_deadline - now) / 2)
+        return until
+
+
+def _chars(*values: Any) -> int:
+    """The size of values as compact JSON (what the store keeps of them, near enough)."""
+    return sum(len(json.dumps(value, separators=(",", ":"))) for value in values)
 
 
 def _client_params(params: dict[str, Any]) -> dict[str, Any]:

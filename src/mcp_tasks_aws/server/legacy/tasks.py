@@ -11,8 +11,13 @@ of the record and of the transition table (`legacy.task_views`):
   with a creator that keeps the asked `ttl` (at least `MIN_TTL_MS`, capped by the server's
   maximum) and answers the nested `CreateTaskResult`; a tool that never runs as a task
   (`taskSupport: forbidden`) answers -32601, as 2025-11-25 says;
-- `tasks/get` is one consistent read; `tasks/list` one page of the caller's tasks, newest first
-  (one Query on the owner index), behind a sealed cursor that only its caller can use;
+- `tasks/get` is one consistent read; `tasks/list` one page of the tasks *this session*
+  created, newest first (the session keeps their ids, `legacy.sessions`; one batch read of
+  the page's records), behind a sealed cursor that only its session can use. Scoped to the
+  session, not the caller: without authentication every caller is one principal, and a task
+  id is a bearer secret, so a listing must show only ids its reader already has. Tasks stay
+  shared by id as before (`tasks/get` of a known id works from any session of the caller,
+  and from 2026-07-28);
 - `tasks/cancel` answers the Task already `cancelled`, or -32602 when the `cancel` move was
   refused because the task is terminal;
 - `tasks/result` is `legacy.task_results`; the client's answers to the requests sent there come
@@ -28,6 +33,7 @@ under them) are imported on the first task request: an `initialize` does not pay
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Final
@@ -53,20 +59,27 @@ from mcp_tasks_aws.server.legacy.questions import (
     client_failure,
     resumable_of,
 )
+from mcp_tasks_aws.server.legacy.sessions import LegacySessionStore
 from mcp_tasks_aws.server.methods import McpServer
 from mcp_tasks_aws.server.tasks import MAX_RESPONSES_BYTES, answered_as_errors, create_task
 from mcp_tasks_aws.tasks.exceptions import (
     TaskNotFound,
 )
+from mcp_tasks_aws.tasks.model import TaskRecord
 from mcp_tasks_aws.tasks.service import TaskService
 from mcp_tasks_aws.tools.registry import TaskPolicy, ToolSpec
 
 if TYPE_CHECKING:
     from mcp_tasks_aws.server.legacy.task_results import TaskResults
 
+logger = logging.getLogger(__name__)
+
 MIN_TTL_MS: Final = 1000
 """The shortest retention a 2025-11-25 client can ask (a task must outlive its creation)."""
-_CURSOR_KIND: Final = "c1"
+_CURSOR_KIND: Final = "c2"
+"""Cursors of a session's task list (c1 were owner-index positions)."""
+_BATCH_READ_KEYS: Final = 100
+"""DynamoDB's BatchGetItem takes at most this many keys."""
 
 
 class TaskRequest(WireModel):
@@ -87,10 +100,14 @@ def task_request(params: m.CallToolParams) -> TaskRequest | None:
 
 
 class LegacyTaskCreator:
-    """Creates the task of one 2025-11-25 call (`server.TaskCreator`), with its asked `ttl`."""
+    """Creates the task of one 2025-11-25 call (`server.TaskCreator`), with its asked `ttl`,
+    and adds it to its session's list."""
 
-    def __init__(self, service: TaskService, ttl_ms: int | None) -> None:
+    def __init__(
+        self, service: TaskService, sessions: LegacySessionStore, ttl_ms: int | None
+    ) -> None:
         self.service = service
+        self.sessions = sessions
         self.ttl_ms = ttl_ms
 
     def create(
@@ -101,6 +118,13 @@ class LegacyTaskCreator:
         journal: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         record = create_task(self.service, call, spec, params, journal, ttl_ms=self.ttl_ms)
+        session = resumable_of(call).session
+        try:
+            self.sessions.remember_task(session.sid, record.task_id, session.expires_at)
+        except Exception:
+            # The task exists and runs: failing the call now would make the client create
+            # another. It is only missing from this session's tasks/list.
+            logger.warning("could not add a new task to its session's list", exc_info=True)
         from mcp_tasks_aws.server.legacy.task_views import created_wire  # first task request only
 
         return created_wire(record)
@@ -116,6 +140,7 @@ class LegacyTasks:
         server: McpServer,
         service: TaskService,
         ids: StreamIds,
+        sessions: LegacySessionStore,
         *,
         page_size: int = 50,
         window_ms: int = 20_000,
@@ -124,6 +149,7 @@ class LegacyTasks:
         self.server = server
         self.service = service
         self.ids = ids
+        self.sessions = sessions
         self.page_size = page_size
         self.window_ms = window_ms
         self.poll_ms = poll_ms
@@ -165,7 +191,7 @@ class LegacyTasks:
                     "forbidden): call it without params.task"
                 )
             ttl = None if asked.ttl is None else max(asked.ttl, MIN_TTL_MS)
-            creator = LegacyTaskCreator(self.service, ttl)
+            creator = LegacyTaskCreator(self.service, self.sessions, ttl)
             return self.server.inline.run_call(call, params, opted_in=True, creator=creator)
 
         return call_tool
@@ -182,14 +208,28 @@ class LegacyTasks:
         from mcp_tasks_aws.server.legacy.task_views import listing_wire
 
         resumable = resumable_of(call)
-        after = None if params.cursor is None else self._open_cursor(resumable, params.cursor)
+        created = self.sessions.session_tasks(resumable.session.sid)  # oldest first
+        # A page ends where the last one began, counted from the oldest: stable while the
+        # session creates more tasks between two pages.
+        end = len(created)
+        if params.cursor is not None:
+            end = self._open_cursor(resumable, params.cursor)
+            if end > len(created):
+                raise InvalidParams("Invalid cursor")
+        begin = max(0, end - self.page_size)
+        newest_first = created[begin:end][::-1]
         with answered_as_errors(Era.LEGACY):
-            try:
-                page = self.service.list(call.principal, limit=self.page_size, after=after)
-            except ValueError as exc:  # a position the store does not recognise
-                raise InvalidParams("Invalid cursor") from exc
-        cursor = None if page.after is None else self._seal_cursor(resumable, page.after)
-        return listing_wire(page.tasks, cursor)
+            live: dict[str, TaskRecord] = {}
+            for chunk in range(0, len(newest_first), _BATCH_READ_KEYS):
+                live.update(
+                    self.service.live(
+                        call.principal, newest_first[chunk : chunk + _BATCH_READ_KEYS]
+                    )
+                )
+        # Expired (or gone) tasks drop out: a page may be shorter than the page size.
+        tasks = [live[task_id].summary() for task_id in newest_first if task_id in live]
+        cursor = self._seal_cursor(resumable, begin) if begin > 0 else None
+        return listing_wire(tasks, cursor)
 
     def cancel(self, call: Call, params: m.TaskParams) -> dict[str, Any]:
         from mcp_tasks_aws.server.legacy.task_views import cancel_refusal, task_wire
@@ -233,17 +273,23 @@ class LegacyTasks:
 
     # -- cursors ----------------------------------------------------------------------------
 
-    def _seal_cursor(self, resumable: Resumable, after: str) -> str:
-        payload = {"a": after, "p": fingerprint(resumable.principal)}
+    def _seal_cursor(self, resumable: Resumable, end: int) -> str:
+        payload = {"a": end, "p": fingerprint(resumable.principal), "i": resumable.session.sid}
         return self.ids.sealer.seal(_CURSOR_KIND, payload, expires_at=resumable.session.expires_at)
 
-    def _open_cursor(self, resumable: Resumable, cursor: str) -> str:
+    def _open_cursor(self, resumable: Resumable, cursor: str) -> int:
         try:
             payload = self.ids.sealer.open(_CURSOR_KIND, cursor)
         except Unsealable as exc:
             raise InvalidParams("Invalid cursor") from exc
-        after = payload.get("a")
-        # A cursor is its caller's: another caller's answers like a forged one.
-        if payload.get("p") != fingerprint(resumable.principal) or not isinstance(after, str):
+        end = payload.get("a")
+        # A cursor is its session's (so its caller's): another's answers like a forged one.
+        if (
+            payload.get("p") != fingerprint(resumable.principal)
+            or payload.get("i") != resumable.session.sid
+            or not isinstance(end, int)
+            or isinstance(end, bool)
+            or end <= 0
+        ):
             raise InvalidParams("Invalid cursor")
-        return after
+        return end
