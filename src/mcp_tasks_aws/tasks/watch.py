@@ -48,16 +48,17 @@ class PollWindow:
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], None] = time.sleep
 
-    def polls(self) -> Iterator[None]:
-        """Yield once per poll step, each after its sleep, until the window's time is up.
+    def polls(self) -> Iterator[bool]:
+        """Yield (True) once per poll step, each after its sleep, until the window's time is up.
 
         The caller looks once per step and stops iterating when it has what it waits for; the
-        last step is cut short so the window never overruns.
+        last step is cut short so the window never overruns. `next(polls, False)` is False
+        once the window is over.
         """
         deadline = self.clock() + self.window_ms / 1000
         while (remaining := deadline - self.clock()) > 0:
             self.sleep(min(self.poll_ms / 1000, remaining))
-            yield
+            yield True
 
 
 class TaskChanged(NamedTuple):

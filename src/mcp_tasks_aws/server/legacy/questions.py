@@ -69,6 +69,7 @@ from mcp_tasks_aws.server.legacy.sessions import (
     ParkedCall,
 )
 from mcp_tasks_aws.server.tasks import MAX_RESPONSES_BYTES
+from mcp_tasks_aws.tasks.watch import PollWindow
 from mcp_tasks_aws.tools.journal import ELICIT, LIST_ROOTS, SAMPLE, validate_answer
 
 if TYPE_CHECKING:
@@ -293,7 +294,7 @@ class InlineQuestions:
     def _resumed(self, resumable: Resumable, call: ParkedCall, rerun: Rerun) -> Iterator[Any]:
         session = resumable.session
         yield self.priming(session, call)
-        deadline = self._wait_until(resumable.deadline)
+        polls = self._window(resumable.deadline).polls()
         current: ParkedCall | None = call
         # Until every question is answered and this resume holds the round (two GETs with one
         # Last-Event-ID must not both run it: a side effect after the question would happen
@@ -314,10 +315,8 @@ class InlineQuestions:
                 current.ref, current.round, self._lease(resumable)
             ):
                 break
-            remaining = deadline - self.clock()
-            if remaining <= 0:
+            if not next(polls, False):
                 return  # the client comes back after `retry` with the same event id
-            self.sleep(min(self.poll_ms / 1000, remaining))
             current = self.sessions.parked(call.ref)
         request_id = current.request_id
         if current.failure is not None:
@@ -374,15 +373,14 @@ class InlineQuestions:
             left = max(0.0, resumable.deadline - self.clock()) + _CLAIM_MARGIN_SECONDS
         return int(time.time() + left) + 1
 
-    def _wait_until(self, request_deadline: float | None) -> float:
-        """When the wait for answers ends: after the window, and while at least half the
-        request's time is left, so the run that follows has the other half before the
-        deadline stops it (`clock` is the monotonic clock that deadline is on)."""
-        now = self.clock()
-        until = now + self.window_ms / 1000
+    def _window(self, request_deadline: float | None) -> PollWindow:
+        """How long the wait for answers lasts: the window, and no longer than half the
+        request's time left, so the run that follows has the other half before the deadline
+        stops it (`clock` is the monotonic clock that deadline is on)."""
+        window_ms = self.window_ms
         if request_deadline is not None:
-            until = min(until, now + max(0.0, request_deadline - now) / 2)
-        return until
+            window_ms = min(window_ms, int(max(0.0, request_deadline - self.clock()) / 2 * 1000))
+        return PollWindow(window_ms, self.poll_ms, self.clock, self.sleep)
 
 
 def _chars(*values: Any) -> int:

@@ -59,7 +59,6 @@ from mcp_tasks_aws.tasks.service import TaskService
 from mcp_tasks_aws.tasks.watch import PollWindow
 
 logger = logging.getLogger(__name__)
-_WINDOW_OVER: Final = object()
 
 STATUS_NOTIFICATION: Final = "notifications/tasks/status"
 
@@ -169,7 +168,7 @@ class TaskResults:
                 return
             if events:
                 return  # delivered: the client comes back for the rest
-            if next(polls, _WINDOW_OVER) is _WINDOW_OVER:
+            if not next(polls, False):
                 return  # nothing new: the client comes back with the same event id
             # A projected read of the head each poll; the whole record only once it changed.
             head = self.service.peek(owner, [position.task_id]).get(position.task_id)
