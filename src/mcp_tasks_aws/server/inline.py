@@ -22,7 +22,7 @@ from mcp_tasks_aws.protocol.request_state import RequestStateCodec, SealedRound,
 from mcp_tasks_aws.server.call import Call, TaskCreator
 from mcp_tasks_aws.tools.context import STEP_PREFIX, BecomeTask, InputNeeded, ToolContext
 from mcp_tasks_aws.tools.deadline import DeadlineExceeded, time_limit
-from mcp_tasks_aws.tools.invoke import run_prompt, run_tool
+from mcp_tasks_aws.tools.invoke import check_argument_names, run_prompt, run_tool
 from mcp_tasks_aws.tools.registry import TaskPolicy, ToolSet, ToolSpec, text_result
 
 logger = logging.getLogger(__name__)
@@ -124,6 +124,8 @@ class InlineRunner:
         spec = self.toolset.tools.get(params.name)
         if spec is None:
             raise InvalidParams(f"Unknown tool: {params.name}")
+        # Before anything runs or a task exists: a misspelt argument would otherwise be dropped.
+        check_argument_names(spec, params.arguments)
         if spec.task is TaskPolicy.REQUIRED and not opted_in:
             raise MissingClientCapability(
                 {"extensions": {m.TASKS_EXTENSION: {}}},

@@ -68,7 +68,13 @@ from mcp_types import (
 
 from mcp_tasks_aws.client.cli.browse import BrowseCommands, find_tool
 from mcp_tasks_aws.client.cli.display import MediaSaver, Output
-from mcp_tasks_aws.client.cli.forms import ArgumentError, confirm_url, fill_form, parse_arguments
+from mcp_tasks_aws.client.cli.forms import (
+    ArgumentError,
+    confirm_url,
+    fill_form,
+    parse_arguments,
+    unknown_argument_warning,
+)
 from mcp_tasks_aws.client.cli.sign_in import (
     SIGN_IN_ERRORS,
     TokenCache,
@@ -184,6 +190,9 @@ class Cli(BrowseCommands):
             arguments = parse_arguments(self.args.arguments, tool.input_schema)
         except ArgumentError as exc:
             return self.output.error("usage", f"{tool.name}: {exc}", EXIT_USAGE)
+        warning = unknown_argument_warning(tool.name, arguments, tool.input_schema)
+        if warning is not None:  # sent anyway: the server may take it, and says so if not
+            self.console.say(warning)
         tasks = Tasks(client)
         started = await tasks.start(tool.name, arguments)
         if isinstance(started, CallToolResult):
