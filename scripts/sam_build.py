@@ -40,6 +40,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -370,6 +371,18 @@ def smoke_environment(package: Path, tools_module: str) -> dict[str, str]:
     }
 
 
+# The last line of a traceback ending in a tool definition the server refuses at startup.
+_DEFINITION_ERROR = re.compile(r"^(?:[\w.]+\.)?(ToolDefinitionError|ToolsModuleError): (.+)$")
+
+
+def definition_error(stderr: str) -> str | None:
+    """`ToolDefinitionError: …` when a handler import failed on the tools module's definitions
+    (or on MCP_TASKS_TOOLS naming nothing), else None."""
+    lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    found = _DEFINITION_ERROR.match(lines[-1]) if lines else None
+    return f"{found.group(1)}: {found.group(2)}" if found else None
+
+
 def smoke(py312: Path, functions: list[str], tools_module: str) -> None:
     started = time.monotonic()
     package = BUILD / functions[0]
@@ -400,6 +413,10 @@ def smoke(py312: Path, functions: list[str], tools_module: str) -> None:
         )
         print(child.stdout, end="")
         if child.returncode != 0:
+            definition = definition_error(child.stderr)
+            if definition is not None and not os.environ.get("MCP_TASKS_DEBUG"):
+                # What to change, in the tools module's own words (MCP_TASKS_DEBUG=1: traceback).
+                raise SystemExit(f"[sam_build] ToolsModule={tools_module}: {definition}")
             print(child.stderr, end="", file=sys.stderr)
             hint = ""
             if "MCP_TASKS_TOOLS=" in child.stderr:

@@ -34,6 +34,7 @@ from mcp_tasks_aws.edge.auth_settings import WELL_KNOWN
 from mcp_tasks_aws.local.asgi import LambdaHttpApp
 from mcp_tasks_aws.local.auth import oauth_for_stack
 from mcp_tasks_aws.local.aws import REGION, start_local_aws
+from mcp_tasks_aws.tools.signature import ToolDefinitionError
 
 logger = logging.getLogger("mcp_tasks_aws.local")
 
@@ -188,19 +189,21 @@ class EmbeddedStack:
 
         self.environment = environment("ApiFunction")
         self.settings = Settings.from_env(self.environment)
-        try:
-            toolset = load_toolset(self.settings.tools_module)
-        except BaseException:
-            self.aws.stop()
-            raise
 
         def app(logical_id: str) -> App:
             settings = Settings.from_env(environment(logical_id))
             return App(settings, clients=Clients(local_session()), toolset=toolset)
 
-        self.api_app = app("ApiFunction")
-        self.worker_app = app("WorkerFunction")
-        self.reconcile_app = app("ReconcileFunction")
+        # The tools module is imported and checked (ToolDefinitionError) before anything
+        # serves; if that fails, the moto backends stop with it.
+        try:
+            toolset = load_toolset(self.settings.tools_module)
+            self.api_app = app("ApiFunction")
+            self.worker_app = app("WorkerFunction")
+            self.reconcile_app = app("ReconcileFunction")
+        except BaseException:
+            self.aws.stop()
+            raise
         self.api_handler = _without_metric_backlog("api", self.api_app)
         self.worker_handler = _without_metric_backlog("worker", self.worker_app)
         self.reconcile_handler = _without_metric_backlog("reconcile", self.reconcile_app)
@@ -296,8 +299,13 @@ def main(argv: list[str] | None = None) -> int:
         logger.warning("listening on %s: the embedded stack is meant for loopback only", args.host)
     try:
         stack = EmbeddedStack(args.host, args.port)
-    except ToolsModuleError as exc:
-        return _fail(str(exc))
+    except (ToolsModuleError, ToolDefinitionError) as exc:
+        if _debug():
+            raise
+        # The one line that says what to change (MCP_TASKS_DEBUG=1 shows the traceback).
+        return _fail(
+            f"{type(exc).__name__}: {exc}" if isinstance(exc, ToolDefinitionError) else str(exc)
+        )
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             return _fail(
@@ -320,6 +328,10 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         stack.stop()
     return 0
+
+
+def _debug() -> bool:
+    return os.environ.get("MCP_TASKS_DEBUG", "") not in ("", "0")
 
 
 def _fail(message: str) -> int:

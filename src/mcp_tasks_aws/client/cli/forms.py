@@ -319,11 +319,16 @@ class _Cancelled(Exception):
     pass
 
 
+END_OF_INPUT = "no answer (stdin is closed): answered cancel"
+"""Said when a form or a question meets the end of input, so the cancel is not silent."""
+
+
 async def _ask_action(io: FormIO, what: str) -> Action:
-    """accept / decline / cancel; end of input means cancel."""
+    """accept / decline / cancel; end of input means cancel (and says so)."""
     while True:
         answer = await io.ask(f"{what} [a]ccept, [d]ecline, [c]ancel (default: accept): ")
         if answer is None:
+            io.say(END_OF_INPUT)
             return "cancel"
         text = answer.strip().casefold()
         if text in ("", "a", "accept", "y", "yes"):
@@ -409,6 +414,7 @@ async def fill_form(params: ElicitRequestFormParams, io: FormIO) -> ElicitResult
             if value is not _MISSING:
                 content[name] = value
     except _Cancelled:
+        io.say(END_OF_INPUT)
         return ElicitResult(action="cancel")
     return ElicitResult(action="accept", content=content)
 
