@@ -44,7 +44,7 @@ from mcp_tasks_aws.client.handle import TaskHandle
 from mcp_tasks_aws.client.wire import TaskSnapshot
 from mcp_tasks_aws.protocol.names import TASK_POLICY_META
 
-__all__ = ["MediaSaver", "Output", "describe_policy", "signature"]
+__all__ = ["MediaSaver", "Output", "TaskRow", "describe_policy", "signature"]
 
 _POLICY_TEXT = {
     "inline": "inline",
@@ -172,6 +172,17 @@ def _print_table(console: RichConsole, table: Table) -> None:
 def _first_line(text: str | None) -> str:
     lines = (text or "").strip().splitlines()
     return lines[0] if lines else ""
+
+
+@dataclass(frozen=True)
+class TaskRow:
+    """One line of `mcp-tasks tasks`."""
+
+    task_id: str
+    status: str
+    tool: str | None
+    created_at: str | None
+    status_message: str | None
 
 
 def _ended(status: str) -> str:
@@ -388,6 +399,39 @@ class Output:
             self.write(f"cancellation requested, but task {task_id} had already {_ended(status)}")
         else:
             self.write(f"cancellation requested; task {task_id} is {status}")
+
+    def tasks(self, rows: list[TaskRow], *, source: str, where: str) -> None:
+        """`mcp-tasks tasks`: from the server's `tasks/list`, or from this CLI's history
+        (`where` names the server, or the history file)."""
+        if self.json:
+            self.emit(
+                {
+                    "source": source,
+                    "tasks": [
+                        {
+                            "taskId": r.task_id,
+                            "status": r.status,
+                            "tool": r.tool,
+                            "createdAt": r.created_at,
+                            "statusMessage": r.status_message,
+                        }
+                        for r in rows
+                    ],
+                }
+            )
+            return
+        if not rows:
+            if source == "history":
+                self.console.say(
+                    f"no tasks started from this CLI on this server (history: {where})"
+                )
+            else:
+                self._none("tasks")
+            return
+        self._table(
+            ("task", "status", "tool", "created", "message"),
+            ((r.task_id, r.status, r.tool, r.created_at, r.status_message) for r in rows),
+        )
 
     def snapshot(self, snapshot: TaskSnapshot, resume_hint: str) -> None:
         """A task's state; `resume_hint` is the command that answers its input requests."""

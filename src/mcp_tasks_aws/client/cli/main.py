@@ -12,7 +12,13 @@ SDK `Client` with the `TasksExtension` (see `connect`), driven through the handl
     mcp-tasks read [URL] URI
     mcp-tasks call [URL] TOOL [key=value | key:=JSON ...] [--detach]
     mcp-tasks get|wait|cancel [URL] TASK_ID
+    mcp-tasks tasks [URL]
     mcp-tasks login|logout [URL]
+
+`tasks` lists tasks: a 2025-11-25 server's `tasks/list`; on 2026-07-28 (no such method) the
+tasks this CLI started on that server, remembered in a small history file (`history`; its
+directory is `$MCP_TASKS_STATE_DIR`, default `~/.local/state/mcp-tasks`) with the last
+status seen, refreshed with `tasks/get` for those still running.
 
 URL defaults to the `MCP_TASKS_URL` environment variable (a first argument with `://` in it
 is the URL; anything else is the tool, prompt, resource or task id).
@@ -56,7 +62,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, ClassVar, TextIO
 
 import anyio
 import httpx2
@@ -71,11 +77,15 @@ from mcp_types import (
     ElicitResult,
     ErrorData,
     ListRootsResult,
+    ListTasksRequest,
+    ListTasksResult,
+    PaginatedRequestParams,
     Root,
 )
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcp_tasks_aws.client.cli.browse import BrowseCommands, find_tool
-from mcp_tasks_aws.client.cli.display import MediaSaver, Output
+from mcp_tasks_aws.client.cli.browse import BrowseCommands, find_tool, list_all
+from mcp_tasks_aws.client.cli.display import MediaSaver, Output, TaskRow
 from mcp_tasks_aws.client.cli.forms import (
     ArgumentError,
     confirm_url,
@@ -83,6 +93,7 @@ from mcp_tasks_aws.client.cli.forms import (
     parse_arguments,
     unknown_argument_warning,
 )
+from mcp_tasks_aws.client.cli.history import History
 from mcp_tasks_aws.client.cli.sign_in import (
     SIGN_IN_ERRORS,
     TokenCache,
@@ -107,7 +118,7 @@ from mcp_tasks_aws.client.errors import (
 from mcp_tasks_aws.client.extension import TasksExtension
 from mcp_tasks_aws.client.handle import TaskHandle, Tasks
 from mcp_tasks_aws.client.waiter import TaskProgress
-from mcp_tasks_aws.protocol.names import TERMINAL_STATUSES
+from mcp_tasks_aws.protocol.names import ACTIVE_STATUSES, TERMINAL_STATUSES
 
 __all__ = ["main"]
 
@@ -142,6 +153,10 @@ class Cli(BrowseCommands):
     """The question a --json run refused to ask (the SDK then raises it as an MCPError)."""
     trace: HttpTrace = field(default_factory=HttpTrace)
     """The last HTTP answer that was not MCP, to explain the SDK's stand-in errors."""
+    history: History = field(default_factory=History)
+    """The tasks this CLI started (`mcp-tasks tasks` on 2026-07-28)."""
+    client_mode: ClassVar[str] = "auto"
+    """How the SDK client picks the protocol era (tests pin `legacy`)."""
     _form_lock: anyio.Lock = field(default_factory=anyio.Lock)
 
     @property
@@ -182,6 +197,7 @@ class Cli(BrowseCommands):
             auth=auth,
             extension=extension,
             on_response=self.trace,
+            mode=self.client_mode,
             **options,
         )
 
@@ -243,6 +259,15 @@ class Cli(BrowseCommands):
         started = await tasks.start(tool.name, arguments)
         if isinstance(started, CallToolResult):
             return self.finish(None, started)
+        created = started.created
+        self.history.record(
+            self.args.url,
+            started.task_id,
+            created.status if created is not None else "working",
+            tool=tool.name,
+            created_at=created.created_at if created is not None else None,
+            status_message=created.status_message if created is not None else None,
+        )
         if not self.json:
             self.console.say(f"task {started.task_id} started ({tool.name})")
         if self.args.detach:
@@ -257,9 +282,46 @@ class Cli(BrowseCommands):
         try:
             snapshot = await Tasks(client).get(self.args.task_id)
         except TaskNotFoundError as exc:
+            self.remember(self.args.task_id, "not found")
             return self.output.error("not_found", str(exc), EXIT_NOT_FOUND, taskId=exc.task_id)
+        self.remember(snapshot.task_id, snapshot.status, snapshot.status_message)
         self.output.snapshot(snapshot, self.resume_hint(snapshot.task_id))
         return EXIT_OK
+
+    async def cmd_tasks(self, client: Client) -> int:
+        session = client.session
+        if session.protocol_version not in MODERN_PROTOCOL_VERSIONS:  # 2025-11-25: the server's
+
+            def page(cursor: str | None) -> Any:
+                params = PaginatedRequestParams(cursor=cursor) if cursor else None
+                return session.send_request(ListTasksRequest(params=params), ListTasksResult)
+
+            listed = await list_all(page, "tasks")
+            rows = [
+                TaskRow(t.task_id, t.status, None, t.created_at, t.status_message) for t in listed
+            ]
+            self.output.tasks(rows, source="tasks/list", where=self.args.url)
+            return EXIT_OK
+        tasks = Tasks(client)
+        for entry in self.history.of(self.args.url):
+            if entry.status not in ACTIVE_STATUSES:
+                continue  # an ended task never changes: what was seen last is still true
+            try:
+                snapshot = await tasks.get(entry.task_id)
+            except TaskNotFoundError:
+                self.remember(entry.task_id, "not found")
+            else:
+                self.remember(entry.task_id, snapshot.status, snapshot.status_message)
+        rows = [
+            TaskRow(e.task_id, e.status, e.tool, e.created_at, e.status_message)
+            for e in self.history.of(self.args.url)
+        ]
+        self.output.tasks(rows, source="history", where=str(self.history.path))
+        return EXIT_OK
+
+    def remember(self, task_id: str, status: str, message: str | None = None) -> None:
+        """The status just seen of a task this CLI started (others are not remembered)."""
+        self.history.update_known(self.args.url, task_id, status, message)
 
     async def cmd_cancel(self, client: Client) -> int:
         tasks = Tasks(client)
@@ -269,12 +331,15 @@ class Cli(BrowseCommands):
             # cancel; the read after says so.
             before = await tasks.get(self.args.task_id)
             if before.status in TERMINAL_STATUSES:
+                self.remember(before.task_id, before.status, before.status_message)
                 self.output.cancel_requested(before, requested=False)
                 return EXIT_OK
             await tasks.cancel(self.args.task_id)
             snapshot = await tasks.get(self.args.task_id)
         except TaskNotFoundError as exc:
+            self.remember(self.args.task_id, "not found")
             return self.output.error("not_found", str(exc), EXIT_NOT_FOUND, taskId=exc.task_id)
+        self.remember(snapshot.task_id, snapshot.status, snapshot.status_message)
         self.output.cancel_requested(snapshot)
         return EXIT_OK
 
@@ -303,10 +368,13 @@ class Cli(BrowseCommands):
                 resume=self.resume_hint(task_id),
             )
         except TaskFailedError as exc:
+            self.remember(task_id, "failed", exc.message)
             return self.protocol_error(exc, "failed", taskId=task_id)
         except TaskCancelledError as exc:
+            self.remember(task_id, "cancelled")
             return self.output.error("cancelled", str(exc), EXIT_CANCELLED, taskId=task_id)
         except TaskInputError as exc:
+            self.remember(task_id, "input_required")
             message = (
                 f"{exc}; the task is still waiting: answer it with {self.resume_hint(task_id)}"
             )
@@ -318,12 +386,14 @@ class Cli(BrowseCommands):
                 resume=self.resume_hint(task_id),
             )
         except TaskNotFoundError as exc:
+            self.remember(task_id, "not found")
             return self.output.error("not_found", str(exc), EXIT_NOT_FOUND, taskId=task_id)
         finally:
             self.interrupts.scope = outer
             self.console.done()
         if result is None:  # interrupted
             return await self.interrupted(handle)
+        self.remember(task_id, "completed")
         return self.finish(task_id, result)
 
     def finish(self, task_id: str | None, result: CallToolResult) -> int:
@@ -433,6 +503,11 @@ def build_parser() -> argparse.ArgumentParser:
         ("templates", "list the server's resource templates"),
         ("login", "sign in to the server now (tokens are cached per server)"),
         ("logout", "drop the cached sign-in of the server"),
+        (
+            "tasks",
+            "list tasks: the server's tasks/list (2025-11-25), else the tasks this CLI started "
+            "there, with their last status",
+        ),
     ):
         sub = commands.add_parser(name, parents=[common], help=text)
         sub.add_argument("positional", nargs="*", metavar="URL", help=url_help)
