@@ -31,7 +31,8 @@
 
 Usage: `python scripts/sam_build.py [--skip-smoke] [--skip-validate] [--keep-sdk]
 [--tools-module MODULE]`.
-`sam deploy --guided` afterwards picks up `.aws-sam/build/template.yaml` from the project root.
+`make deploy` afterwards (`scripts/sam_deploy.py`) runs `sam deploy` on `.aws-sam/build` with
+this SAM CLI, guided the first time.
 """
 
 from __future__ import annotations
@@ -433,6 +434,13 @@ def smoke(py312: Path, functions: list[str], tools_module: str) -> None:
     timed("import smoke test", started)
 
 
+def built_line(functions: list[str], root: Path = ROOT) -> str:
+    """The build's last line, naming the next step."""
+    first_time = not (root / "samconfig.toml").exists()
+    step = "make deploy (guided the first time)" if first_time else "make deploy"
+    return f"built {', '.join(functions)} into {BUILD.relative_to(ROOT)}; next: {step}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-smoke", action="store_true", help="skip the import smoke test")
@@ -483,7 +491,7 @@ def main() -> None:
     if not args.skip_smoke:
         smoke(py312, functions, configured_tools_module(args.tools_module))
     timed("total", total)
-    log(f"built {', '.join(functions)} into {BUILD.relative_to(ROOT)}; next: sam deploy --guided")
+    log(built_line(functions))
 
 
 if __name__ == "__main__":
