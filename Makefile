@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test unit lint conformance interop bench build clean
+.PHONY: install run test unit lint conformance interop bench build deploy clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,11 @@ bench: $(STAMP)
 ## Build the Lambda artifacts into .aws-sam/build (SAM CLI in .tools/sam-venv, no Docker).
 build: $(STAMP)
 	$(PY) scripts/sam_build.py
+
+## Deploy what `make build` built (sam deploy with the SAM CLI in .tools/sam-venv); guided the
+## first time, when there is no samconfig.toml. DEPLOY_ARGS go to sam deploy (e.g. --guided).
+deploy: $(STAMP)
+	$(PY) scripts/sam_deploy.py $(DEPLOY_ARGS)
 
 clean:
 	rm -rf $(VENV) .tools .pytest_cache .mypy_cache .ruff_cache .aws-sam

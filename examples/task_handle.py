@@ -16,7 +16,7 @@ import sys
 import anyio
 from mcp import Client
 
-from mcp_tasks_aws.client import TaskHandle, Tasks, TasksExtension
+from mcp_tasks_aws.client import TaskHandle, Tasks, TasksExtension, explain_failure
 
 DEFAULT_URL = "http://127.0.0.1:8000/mcp"  # what `make run` serves
 URL = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("MCP_TASKS_URL", DEFAULT_URL)
@@ -41,4 +41,10 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    anyio.run(main)
+    try:
+        anyio.run(main)
+    except Exception as exc:  # one line that says what to do, not the SDK's nested traceback
+        reason = explain_failure(exc, URL)
+        if reason is None or os.environ.get("MCP_TASKS_DEBUG"):
+            raise
+        raise SystemExit(f"{sys.argv[0]}: {reason}") from None

@@ -31,7 +31,8 @@
 
 Usage: `python scripts/sam_build.py [--skip-smoke] [--skip-validate] [--keep-sdk]
 [--tools-module MODULE]`.
-`sam deploy --guided` afterwards picks up `.aws-sam/build/template.yaml` from the project root.
+`make deploy` afterwards (`scripts/sam_deploy.py`) runs `sam deploy` on `.aws-sam/build` with
+this SAM CLI, guided the first time.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -370,6 +372,18 @@ def smoke_environment(package: Path, tools_module: str) -> dict[str, str]:
     }
 
 
+# The last line of a traceback ending in a tool definition the server refuses at startup.
+_DEFINITION_ERROR = re.compile(r"^(?:[\w.]+\.)?(ToolDefinitionError|ToolsModuleError): (.+)$")
+
+
+def definition_error(stderr: str) -> str | None:
+    """`ToolDefinitionError: …` when a handler import failed on the tools module's definitions
+    (or on MCP_TASKS_TOOLS naming nothing), else None."""
+    lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    found = _DEFINITION_ERROR.match(lines[-1]) if lines else None
+    return f"{found.group(1)}: {found.group(2)}" if found else None
+
+
 def smoke(py312: Path, functions: list[str], tools_module: str) -> None:
     started = time.monotonic()
     package = BUILD / functions[0]
@@ -400,6 +414,10 @@ def smoke(py312: Path, functions: list[str], tools_module: str) -> None:
         )
         print(child.stdout, end="")
         if child.returncode != 0:
+            definition = definition_error(child.stderr)
+            if definition is not None and not os.environ.get("MCP_TASKS_DEBUG"):
+                # What to change, in the tools module's own words (MCP_TASKS_DEBUG=1: traceback).
+                raise SystemExit(f"[sam_build] ToolsModule={tools_module}: {definition}")
             print(child.stderr, end="", file=sys.stderr)
             hint = ""
             if "MCP_TASKS_TOOLS=" in child.stderr:
@@ -414,6 +432,13 @@ def smoke(py312: Path, functions: list[str], tools_module: str) -> None:
                 )
             raise SystemExit(f"{logical}: the handlers do not import from the build{hint}")
     timed("import smoke test", started)
+
+
+def built_line(functions: list[str], root: Path = ROOT) -> str:
+    """The build's last line, naming the next step."""
+    first_time = not (root / "samconfig.toml").exists()
+    step = "make deploy (guided the first time)" if first_time else "make deploy"
+    return f"built {', '.join(functions)} into {BUILD.relative_to(ROOT)}; next: {step}"
 
 
 def main() -> None:
@@ -466,7 +491,7 @@ def main() -> None:
     if not args.skip_smoke:
         smoke(py312, functions, configured_tools_module(args.tools_module))
     timed("total", total)
-    log(f"built {', '.join(functions)} into {BUILD.relative_to(ROOT)}; next: sam deploy --guided")
+    log(built_line(functions))
 
 
 if __name__ == "__main__":

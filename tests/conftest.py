@@ -4,7 +4,9 @@ template.yaml for the AWS adapter tests."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -12,6 +14,7 @@ import pytest
 
 from mcp_tasks_aws.app import build_transport
 from mcp_tasks_aws.aws.dynamodb import DynamoTaskStore
+from mcp_tasks_aws.client.cli.history import STATE_DIR_ENV
 from mcp_tasks_aws.local.aws import REGION, LocalAws
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec
 from mcp_tasks_aws.protocol.transport import HttpTransport
@@ -19,6 +22,20 @@ from mcp_tasks_aws.server.methods import SUPPORTED_VERSIONS, McpServer
 from mcp_tasks_aws.tools.registry import ToolSet
 from support.local_aws import template_resources
 from support.mcp import SECRET, McpClient, conformance_settings
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cli_state_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """`mcp-tasks` remembers the tasks it starts (`client.cli.history`): in tests, in a
+    temporary directory (subprocesses inherit it), never the user's own."""
+    path = tmp_path_factory.mktemp("mcp-tasks-state")
+    previous = os.environ.get(STATE_DIR_ENV)
+    os.environ[STATE_DIR_ENV] = str(path)
+    yield path
+    if previous is None:
+        os.environ.pop(STATE_DIR_ENV, None)
+    else:
+        os.environ[STATE_DIR_ENV] = previous
 
 
 @pytest.fixture(scope="session")

@@ -4,11 +4,11 @@ is: a stack that shares another's state secret opens none of its tokens."""
 from __future__ import annotations
 
 import pytest
-from support.legacy import LegacyClient, legacy_transport
 
 from mcp_tasks_aws.protocol.legacy import LegacySession
 from mcp_tasks_aws.protocol.sealing import Sealer, Unsealable
 from mcp_tasks_aws.server.legacy.questions import INLINE_ROUTE, StreamIds
+from support.legacy import LegacyClient, legacy_transport
 
 SECRET = b"s" * 32
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from support.legacy import LegacyClient
-from support.mcp import conformance_settings
 
 from mcp_tasks_aws.app import App
 from mcp_tasks_aws.protocol.sealing import Sealer, Unsealable
+from support.legacy import LegacyClient
+from support.mcp import conformance_settings
 
 OLD = b"o" * 32
 NEW = b"n" * 32

@@ -3,10 +3,12 @@
 Never imported by the Lambda functions. See `extension` (transparent `call_tool`), `handle`
 (the handle API by task id), `waiter` (the wait loop, listening or polling), `listen_windows`
 (waiting by listening), `listening` (the `subscriptions/listen` windows), `polling` (the
-cadence), `errors`, and `cli` (the `mcp-tasks` terminal client, with `terminal` and `forms`).
+cadence), `errors`, `diagnose` (a failed call in one line: `explain_failure`), and `cli` (the
+`mcp-tasks` terminal client, with `terminal` and `forms`).
 """
 
 from mcp_tasks_aws.client.connect import TOKEN_ENV, connect
+from mcp_tasks_aws.client.diagnose import explain_failure
 from mcp_tasks_aws.client.errors import (
     TaskCancelledError,
     TaskError,
@@ -42,4 +44,5 @@ __all__ = [
     "WaitMode",
     "WaitOptions",
     "connect",
+    "explain_failure",
 ]

@@ -10,7 +10,7 @@ SDK's timeouts (30 s to connect and write, 300 s to read).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
@@ -33,13 +33,15 @@ async def connect(
     token: str | None = None,
     auth: httpx2.Auth | None = None,
     extension: TasksExtension | None = None,
+    on_response: Callable[[httpx2.Response], Awaitable[None]] | None = None,
     **client_options: Any,
 ) -> AsyncIterator[Client]:
     """An entered `Client` for `url` with `extension` (a default `TasksExtension` if None).
 
     `token` sends a fixed bearer token; `auth` is an httpx auth flow instead, such as the
-    OAuth sign-in of `client.auth.oauth_provider`. `client_options` go to `Client` (callbacks
-    such as `elicitation_callback`, `mode`, …).
+    OAuth sign-in of `client.auth.oauth_provider`. `on_response` sees every HTTP response
+    (`diagnose.HttpTrace` keeps the last one that was not MCP). `client_options` go to `Client`
+    (callbacks such as `elicitation_callback`, `mode`, …).
     """
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     async with AsyncExitStack() as stack:
@@ -48,6 +50,7 @@ async def connect(
                 headers=headers,
                 auth=None if token else auth,
                 timeout=httpx2.Timeout(30.0, read=300.0),
+                event_hooks={"response": [on_response]} if on_response else None,
             )
         )
         client = Client(

@@ -18,6 +18,10 @@ without a body. What this adapter adds is API Gateway's part:
 - a handler that streams (a listen window) writes to the context's `response_stream`, and each
   chunk goes out as it is written; when the client leaves, the next write raises
   `BrokenPipeError` in the handler, which ends the window.
+
+With `access_log`, each request ends in one line (`access_line`): the JSON-RPC method, the
+tool, prompt, resource or task it names, the HTTP status (and the JSON-RPC error code, if the
+answer is one) and the time taken. Never arguments, answers or headers (tokens live there).
 """
 
 from __future__ import annotations
@@ -105,8 +109,10 @@ class LambdaHttpApp:
         jwt_authorizer: bool = True,
         max_body_bytes: int = API_GATEWAY_MAX_BODY,
         max_concurrency: int = 64,
+        access_log: Callable[[str], None] | None = None,
     ) -> None:
         self.handler = handler
+        self.access_log = access_log
         self.timeout_s = timeout_s
         self.paths = paths
         self.jwt_authorizer = jwt_authorizer
@@ -130,10 +136,26 @@ class LambdaHttpApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return  # uvicorn runs with lifespan off; websockets are not served
+        if self.access_log is None:
+            await self._serve(scope, receive, send, None)
+            return
+        started = time.monotonic()
+        seen = _Seen(send)
+        try:
+            await self._serve(scope, receive, seen.send, seen)
+        finally:
+            elapsed_ms = (time.monotonic() - started) * 1000
+            self.access_log(
+                access_line(scope["method"], scope["path"], seen.request, seen, elapsed_ms)
+            )
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, seen: _Seen | None) -> None:
         if scope["path"] not in self.paths:
             await _plain(send, 404, b"Not Found: the endpoint is /mcp")
             return
         body = await _read_body(receive, self.max_body_bytes)
+        if seen is not None:
+            seen.request = body
         if body is None:
             await _plain(send, 413, json.dumps({"message": "Request Entity Too Large"}).encode())
             return
@@ -190,6 +212,80 @@ class LambdaHttpApp:
                     self._running.discard(call)
 
         return run
+
+
+class _Seen:
+    """What an access line needs of one exchange: the request body, the status, an error."""
+
+    def __init__(self, send: Send) -> None:
+        self.request: bytes | None = None
+        self.status: int | None = None
+        self.error_code: int | None = None
+        self.streamed = False
+        self.send = _SeenSend(self, send)
+
+
+class _SeenSend:
+    """`send`, noting the status and (for a JSON answer) the JSON-RPC error code on the way."""
+
+    def __init__(self, seen: _Seen, send: Send) -> None:
+        self.seen = seen
+        self._send = send
+        self._json = False
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.seen.status = int(message["status"])
+            headers = dict(message.get("headers") or [])
+            content_type = headers.get(b"content-type", b"").decode("latin-1")
+            self._json = content_type.startswith("application/json")
+            self.seen.streamed = content_type.startswith("text/event-stream")
+        elif message["type"] == "http.response.body" and self._json and message.get("body"):
+            self.seen.error_code = _error_code(message["body"])
+        await self._send(message)
+
+
+def _error_code(body: bytes) -> int | None:
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        return None
+    error = answer.get("error") if isinstance(answer, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, int) else None
+
+
+def _names(message: Any) -> str:
+    """`method name` of one JSON-RPC message (its tool, prompt, resource or task)."""
+    if not isinstance(message, dict):
+        return "?"
+    method = message.get("method")
+    if not isinstance(method, str):
+        return "response" if "id" in message else "?"
+    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    assert isinstance(params, dict)
+    named = params.get("name") or params.get("uri") or params.get("taskId")
+    return f"{method} {named}" if isinstance(named, str) else method
+
+
+def access_line(
+    http_method: str, path: str, request: bytes | None, seen: _Seen, elapsed_ms: float
+) -> str:
+    """`POST tools/call sparkline -> 200 in 12 ms` (see the module docstring)."""
+    what = path
+    if request:
+        try:
+            message = json.loads(request)
+        except ValueError:
+            what = "(not JSON)"
+        else:
+            what = f"batch of {len(message)}" if isinstance(message, list) else _names(message)
+    status = "-" if seen.status is None else str(seen.status)
+    if seen.error_code is not None:
+        status += f" error {seen.error_code}"
+    elif seen.streamed:
+        status += " stream"
+    return f"{http_method} {what} -> {status} in {elapsed_ms:.0f} ms"
 
 
 async def _fail(stream: _ResponseStream) -> None:

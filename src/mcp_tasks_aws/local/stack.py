@@ -5,6 +5,15 @@ send (with an emulated JWT authorizer), goes to the real `handlers/api.py` under
 timeout from the template (`local.asgi`), and its answer goes back as HTTP. Tests use
 :class:`EmbeddedStack` the same way, on a free port.
 
+For the development loop, `main` also (each off in tests unless asked for):
+- reloads the tools module when its file changes (`local.reload`; `--no-reload` or
+  `MCP_TASKS_RELOAD=0` turn it off): only the functions' `App`s are rebuilt, so moto, and with
+  it every task, session and stored result, survives the reload;
+- logs one access line per request (`MCP_TASKS_ACCESS_LOG=0` turns it off; see `local.asgi`);
+- says at startup that tasks live in memory (a restart forgets them) and what to try next;
+- puts the current directory on the import path, as `python -m` does, so the console script
+  `mcp-tasks-aws-local` finds a tools module next to the user.
+
 Configuration is the deployed functions' environment (see `mcp_tasks_aws.config`); what the
 cloud would provide (a request-state secret, fake AWS credentials) is filled in here.
 """
@@ -34,8 +43,12 @@ from mcp_tasks_aws.edge.auth_settings import WELL_KNOWN
 from mcp_tasks_aws.local.asgi import LambdaHttpApp
 from mcp_tasks_aws.local.auth import oauth_for_stack
 from mcp_tasks_aws.local.aws import REGION, start_local_aws
+from mcp_tasks_aws.local.reload import FileWatcher, fresh_toolset, module_name_of, tools_files
+from mcp_tasks_aws.tools.registry import ToolSet
+from mcp_tasks_aws.tools.signature import ToolDefinitionError
 
 logger = logging.getLogger("mcp_tasks_aws.local")
+access_logger = logging.getLogger("mcp_tasks_aws.local.access")
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 # Metrics are disabled locally; Powertools still warns on each empty flush.
@@ -145,12 +158,22 @@ class EmbeddedStack:
     local switches (`POWERTOOLS_LOCAL_DEFAULTS`), and the handler modules are imported once.
 
     `env` holds MCP_TASKS_* variables as the functions would read them (see `config`);
-    without it, the process environment's (what `make run` passes on).
+    without it, the process environment's (what `make run` passes on). `reload_interval_s`
+    watches the tools module's files and reloads the tools on a change (`reload_tools`);
+    `access_log` logs a line per request to `mcp_tasks_aws.local.access`.
     """
 
     def __init__(
-        self, host: str = "127.0.0.1", port: int = 0, env: Mapping[str, str] | None = None
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        env: Mapping[str, str] | None = None,
+        *,
+        reload_interval_s: float | None = None,
+        access_log: bool = False,
     ) -> None:
+        self.tools_watcher: FileWatcher | None = None
+        self._access_log = access_log
         for key, value in POWERTOOLS_LOCAL_DEFAULTS.items():
             os.environ.setdefault(key, value)
         # The port first: if it is taken, nothing else has been started.
@@ -164,6 +187,11 @@ class EmbeddedStack:
         except BaseException:
             self._socket.close()
             raise
+        if reload_interval_s is not None:
+            module = module_name_of(self.settings.tools_module)
+            self.tools_watcher = FileWatcher(
+                lambda: tools_files(module), self.reload_tools, reload_interval_s
+            )
 
     def _start_stack(self, env: Mapping[str, str] | None) -> None:
         local = local_environment(self.host, self.port, os.environ if env is None else env)
@@ -188,37 +216,79 @@ class EmbeddedStack:
 
         self.environment = environment("ApiFunction")
         self.settings = Settings.from_env(self.environment)
+        self._environment_of = environment
+        # The tools module is imported and checked (ToolDefinitionError) before anything
+        # serves; if that fails, the moto backends stop with it.
         try:
-            toolset = load_toolset(self.settings.tools_module)
+            self._build_functions(load_toolset(self.settings.tools_module))
         except BaseException:
             self.aws.stop()
             raise
-
-        def app(logical_id: str) -> App:
-            settings = Settings.from_env(environment(logical_id))
-            return App(settings, clients=Clients(local_session()), toolset=toolset)
-
-        self.api_app = app("ApiFunction")
-        self.worker_app = app("WorkerFunction")
-        self.reconcile_app = app("ReconcileFunction")
-        self.api_handler = _without_metric_backlog("api", self.api_app)
-        self.worker_handler = _without_metric_backlog("worker", self.worker_app)
-        self.reconcile_handler = _without_metric_backlog("reconcile", self.reconcile_app)
-        self.aws.register("WorkerFunction", self.worker_handler)
-        # The worker's failed direct legs reach the reconciler as its on-failure destination.
-        self.aws.register("ReconcileFunction", self.reconcile_handler)
-        self.aws.watch_executions(self.reconcile_handler)
+        # The reconciler is looked up on each event: a reload replaces it.
+        self.aws.watch_executions(lambda event, context: self.reconcile_handler(event, context))
         # In AuthMode OAUTH the route has no authorizer: the function checks tokens itself.
         self.app = LambdaHttpApp(
             self.api_handler,
             timeout_s=self.aws.function_timeouts["ApiFunction"],
             paths=ROUTED_PATHS,
             jwt_authorizer=self.settings.auth.mode != "oauth",
+            access_log=access_logger.info if self._access_log else None,
         )
+
+    def _build_functions(self, toolset: ToolSet) -> None:
+        """The three functions' Apps and handlers around `toolset`, put in service together.
+
+        Everything is built before anything is replaced, so a tool set that fails its check
+        (ToolDefinitionError, raised while the API's transport is built) changes nothing.
+        """
+
+        def app(logical_id: str) -> App:
+            settings = Settings.from_env(self._environment_of(logical_id))
+            return App(settings, clients=Clients(local_session()), toolset=toolset)
+
+        api_app, worker_app, reconcile_app = (
+            app("ApiFunction"),
+            app("WorkerFunction"),
+            app("ReconcileFunction"),
+        )
+        api_handler = _without_metric_backlog("api", api_app)
+        worker_handler = _without_metric_backlog("worker", worker_app)
+        reconcile_handler = _without_metric_backlog("reconcile", reconcile_app)
         # Serve as a warm environment would: the API's AWS clients are created on first use,
         # and a listen window's first read must not wait for that (the ack is timed).
-        if self.api_app.has_tasks:
-            self.api_app.change_feed.versions()
+        if api_app.has_tasks:
+            api_app.change_feed.versions()
+        self.api_app, self.worker_app, self.reconcile_app = api_app, worker_app, reconcile_app
+        self.api_handler = api_handler
+        self.worker_handler = worker_handler
+        self.reconcile_handler = reconcile_handler
+        self.aws.register("WorkerFunction", worker_handler)
+        # The worker's failed direct legs reach the reconciler as its on-failure destination.
+        self.aws.register("ReconcileFunction", reconcile_handler)
+        if hasattr(self, "app"):  # a reload: requests from now on reach the new handler
+            self.app.handler = api_handler
+
+    def reload_tools(self) -> bool:
+        """Import the tools module anew and serve it; False (and one log line) if it fails.
+
+        Only the functions are rebuilt: tasks, sessions and results in moto stay, and a leg
+        already running finishes with the code it started with.
+        """
+        spec = self.settings.tools_module
+        try:
+            toolset = fresh_toolset(spec)
+            self._build_functions(toolset)
+        except Exception as exc:
+            logger.warning(
+                "reloading %s failed, still serving the tools as they were: %s: %s",
+                spec,
+                type(exc).__name__,
+                exc,
+            )
+            return False
+        count = len(toolset.tools)
+        logger.info("reloaded %s: %d tool%s (tasks kept)", spec, count, "" if count == 1 else "s")
+        return True
 
     @property
     def url(self) -> str:
@@ -240,6 +310,8 @@ class EmbeddedStack:
         return self._server
 
     def start(self) -> EmbeddedStack:
+        if self.tools_watcher is not None:
+            self.tools_watcher.start()
         server = self._uvicorn()
         self._thread = threading.Thread(
             target=server.run, kwargs={"sockets": [self._socket]}, daemon=True
@@ -251,9 +323,13 @@ class EmbeddedStack:
 
     def serve_forever(self) -> None:
         """Serve in this thread until interrupted (Ctrl-C)."""
+        if self.tools_watcher is not None:
+            self.tools_watcher.start()
         self._uvicorn().run(sockets=[self._socket])
 
     def stop(self) -> None:
+        if self.tools_watcher is not None:
+            self.tools_watcher.stop()
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:
@@ -289,15 +365,32 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Serve the embedded mcp-tasks-aws stack.")
     parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+    parser.add_argument(
+        "--no-reload",
+        action="store_true",
+        help="do not reload the tools module on edit (also MCP_TASKS_RELOAD=0)",
+    )
     args = parser.parse_args(argv)
+    _import_from_the_current_directory()
+    reload = not args.no_reload and _switch("MCP_TASKS_RELOAD", default=True)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("botocore").setLevel(logging.WARNING)
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         logger.warning("listening on %s: the embedded stack is meant for loopback only", args.host)
     try:
-        stack = EmbeddedStack(args.host, args.port)
-    except ToolsModuleError as exc:
-        return _fail(str(exc))
+        stack = EmbeddedStack(
+            args.host,
+            args.port,
+            reload_interval_s=RELOAD_INTERVAL_S if reload else None,
+            access_log=_switch("MCP_TASKS_ACCESS_LOG", default=True),
+        )
+    except (ToolsModuleError, ToolDefinitionError) as exc:
+        if _debug():
+            raise
+        # The one line that says what to change (MCP_TASKS_DEBUG=1 shows the traceback).
+        return _fail(
+            f"{type(exc).__name__}: {exc}" if isinstance(exc, ToolDefinitionError) else str(exc)
+        )
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             return _fail(
@@ -309,9 +402,11 @@ def main(argv: list[str] | None = None) -> int:
         raise
     tools = os.environ.get("MCP_TASKS_TOOLS", "demo")
     print(f"mcp-tasks-aws embedded stack serving tools '{tools}' at {stack.url} (Ctrl-C stops)")
+    print(_memory_line(stack))
     if stack.authorization_server is not None:
         issuer = stack.authorization_server.issuer
         print(f"AuthMode OAUTH: sign in with the local authorization server at {issuer}")
+    print(f"try: mcp-tasks tools {stack.url}")
     sys.stdout.flush()
     try:
         stack.serve_forever()
@@ -320,6 +415,37 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         stack.stop()
     return 0
+
+
+RELOAD_INTERVAL_S = 0.5
+
+
+def _import_from_the_current_directory() -> None:
+    """Find a tools module next to the user, as `python -m` does (a console script's
+    `sys.path[0]` is its own bin directory instead)."""
+    here = os.getcwd()
+    if "" not in sys.path and here not in sys.path:
+        sys.path.insert(0, here)
+
+
+def _switch(name: str, *, default: bool) -> bool:
+    value = os.environ.get(name, "").strip().lower()
+    return default if value == "" else value not in ("0", "false", "no", "off")
+
+
+def _memory_line(stack: EmbeddedStack) -> str:
+    """The startup line saying what a restart loses and what an edit does."""
+    line = "tasks live in this process's memory (moto): stopping the stack forgets them"
+    watcher = stack.tools_watcher
+    files = tools_files(module_name_of(stack.settings.tools_module)) if watcher else []
+    if files:
+        shown = os.path.relpath(files[0]) if len(files) == 1 else f"{files[0].parent}/"
+        line += f"; editing {shown} reloads the tools and keeps them"
+    return line
+
+
+def _debug() -> bool:
+    return _switch("MCP_TASKS_DEBUG", default=False)
 
 
 def _fail(message: str) -> int:

@@ -125,15 +125,30 @@ class HeaderMismatch(McpError):
     http_status = 400
 
 
+def capability_names(required: dict[str, Any]) -> list[str]:
+    """The capabilities a `requiredCapabilities` object names (`sampling`, `extension X`)."""
+    names = []
+    for key, value in required.items():
+        if key == "extensions" and isinstance(value, dict):
+            names += [f"extension {name}" for name in value]
+        else:
+            names.append(str(key))
+    return names
+
+
 class MissingClientCapability(McpError):
-    """The request needs a client capability that was not declared on it."""
+    """The request needs a client capability that was not declared on it.
+
+    The default message names it (`data.requiredCapabilities` carries it as an object).
+    """
 
     code = MISSING_REQUIRED_CLIENT_CAPABILITY
     http_status = 400
 
     def __init__(self, required: dict[str, Any], message: str | None = None) -> None:
+        named = " and ".join(capability_names(required)) or "(none named)"
         super().__init__(
-            message or "Missing required client capability",
+            message or f"Missing required client capability: {named} (the client must declare it)",
             {"requiredCapabilities": required},
         )
 

@@ -28,7 +28,7 @@ from mcp_tasks_aws.protocol.request_state import RequestStateCodec, SealedRound,
 from mcp_tasks_aws.server.call import Call, TaskCreator
 from mcp_tasks_aws.tools.context import ToolContext
 from mcp_tasks_aws.tools.deadline import DeadlineExceeded, time_limit
-from mcp_tasks_aws.tools.invoke import run_prompt, run_tool
+from mcp_tasks_aws.tools.invoke import check_argument_names, run_prompt, run_tool
 from mcp_tasks_aws.tools.journal import STEP_PREFIX, BecomeTask, InputNeeded
 from mcp_tasks_aws.tools.registry import TaskPolicy, ToolSet, ToolSpec, text_result
 
@@ -135,6 +135,8 @@ class InlineRunner:
         granted = call.granted_scopes
         if granted is not None and not spec.scopes <= granted:
             raise InsufficientScope(spec.name, spec.scopes, spec.scopes - granted)
+        # Before anything runs or a task exists: a misspelt argument would otherwise be dropped.
+        check_argument_names(spec, params.arguments)
         if spec.task is TaskPolicy.REQUIRED and not opted_in:
             raise MissingClientCapability(
                 {"extensions": {m.TASKS_EXTENSION: {}}},

@@ -5,7 +5,10 @@ Used by the inline path (in the API function) and by the task worker alike. What
 - :class:`InputNeeded` when the leg stopped on unanswered questions;
 - an :class:`McpError` for protocol faults (a capability the client lacks, a bad answer).
 
-Tool failures are results, not protocol errors: invalid arguments (against the derived schema
+Arguments the tool does not take are a protocol error (-32602, `check_argument_names`): the
+call names the argument and the closest name the tool knows, and is refused before it runs or
+becomes a task (a hand-written schema that allows other properties takes them as they are).
+Other tool failures are results, not protocol errors: invalid arguments (against the derived schema
 or a hand-written one), exceptions raised by the tool and results that cannot be sent (binary
 content over the budget) become `isError: true` results the model can read and correct. Only
 text the project or the tool author wrote for the client reaches it: a `ToolError`'s message and
@@ -16,10 +19,12 @@ with ARNs, a codec error quoting data) stays in the logs; the client reads that 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
+from mcp_tasks_aws.protocol.argument_names import closes, unknown_argument_message, unknown_names
 from mcp_tasks_aws.protocol.errors import InvalidParams, McpError
 from mcp_tasks_aws.tools.context import ToolContext
 from mcp_tasks_aws.tools.journal import BecomeTask, InputNeeded
@@ -83,6 +88,25 @@ def _schema_errors(spec: ToolSpec, arguments: dict[str, Any]) -> str | None:
         where = ".".join(str(p) for p in error.absolute_path) or "arguments"
         parts.append(f"{where}: {_reason(error)}")
     return "; ".join(parts) or None
+
+
+def check_argument_names(spec: ToolSpec, arguments: Mapping[str, Any] | None) -> None:
+    """Refuse (-32602) a call naming arguments the tool does not take, with the likely typo.
+
+    A schema derived from type hints takes exactly the function's parameters; a hand-written
+    one decides for itself (`additionalProperties: false` closes it, anything else leaves
+    other names to the tool, as JSON Schema does).
+    """
+    if not arguments:
+        return
+    schema = spec.input_schema
+    if spec.handwritten_schema is not None and not closes(schema):
+        return
+    unknown = unknown_names(schema, arguments)
+    if unknown:
+        raise InvalidParams(
+            unknown_argument_message(spec.name, schema, unknown), {"unknownArguments": unknown}
+        )
 
 
 def _is_content_error(exc: Exception) -> bool:

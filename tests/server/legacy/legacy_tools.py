@@ -7,14 +7,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, cast
 
-from support.mcp import SECRET
-
 from mcp_tasks_aws import ToolContext, ToolSet
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec
 from mcp_tasks_aws.protocol.transport import HttpRequest, HttpResponse, HttpTransport
 from mcp_tasks_aws.server.legacy.endpoint import LegacyEndpoint, install_legacy
 from mcp_tasks_aws.server.legacy.sessions import InMemoryLegacySessionStore, LegacySessionStore
 from mcp_tasks_aws.server.methods import SUPPORTED_VERSIONS, McpServer
+from support.mcp import SECRET
 
 NAME_FORM = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
 NAME = {"action": "accept", "content": {"name": "Alice"}}

@@ -12,7 +12,6 @@ import time
 from typing import Any
 
 import pytest
-from support.legacy import LegacyClient, messages, priming_id, questions
 
 from mcp_tasks_aws.protocol.legacy import LegacySession
 from mcp_tasks_aws.protocol.sealing import Sealer
@@ -25,6 +24,7 @@ from server.legacy.legacy_tools import (
     hardening_transport,
     with_deadline,
 )
+from support.legacy import LegacyClient, messages, priming_id, questions
 
 
 @pytest.fixture

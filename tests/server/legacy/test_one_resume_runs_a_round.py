@@ -9,13 +9,12 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from support.legacy import LegacyClient, messages, priming_id, questions, sse_events
-
 from mcp_tasks_aws.protocol.legacy import LegacySession
 from mcp_tasks_aws.protocol.sealing import Sealer
 from mcp_tasks_aws.server.legacy.questions import InlineQuestions, Resumable, StreamIds
 from mcp_tasks_aws.server.legacy.sessions import InMemoryLegacySessionStore, ParkedCall
 from server.legacy.legacy_tools import NAME, after_question, effects, hardening_transport
+from support.legacy import LegacyClient, messages, priming_id, questions, sse_events
 
 ELICIT = {"method": "elicitation/create", "params": {"message": "Color?", "requestedSchema": {}}}
 

@@ -5,10 +5,9 @@ never a 500 from a write DynamoDB refused."""
 
 from __future__ import annotations
 
-from support.legacy import LegacyClient, messages, priming_id, questions, sse_events
-
 from mcp_tasks_aws.server.legacy.sessions import InMemoryLegacySessionStore
 from server.legacy.legacy_tools import hardening_transport
+from support.legacy import LegacyClient, messages, priming_id, questions, sse_events
 
 
 def _client(**store: int) -> LegacyClient:

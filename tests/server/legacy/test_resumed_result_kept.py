@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import time
 
-from support.legacy import LegacyClient, messages, priming_id, questions
-
 from mcp_tasks_aws.server.legacy.sessions import InMemoryLegacySessionStore
 from server.legacy.legacy_tools import NAME, effects, hardening_transport
+from support.legacy import LegacyClient, messages, priming_id, questions
 
 
 class Clock:

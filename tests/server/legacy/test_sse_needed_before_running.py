@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from support.legacy import LegacyClient
 
 from server.legacy.legacy_tools import effects, hardening_transport
+from support.legacy import LegacyClient
 
 
 def _session(capabilities: dict[str, Any]) -> LegacyClient:

@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from support.legacy import LegacyClient, task_transport
-from support.mcp import TASKS_EXTENSION, McpClient
-from support.domain import Domain, tools
 
 from mcp_tasks_aws.protocol.transport import HttpTransport
+from support.domain import Domain, tools
+from support.legacy import LegacyClient, task_transport
+from support.mcp import TASKS_EXTENSION, McpClient
 
 
 @pytest.fixture

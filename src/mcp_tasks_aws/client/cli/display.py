@@ -3,7 +3,7 @@
 `Output` renders human text (listings as `rich` tables, text results exactly as the server sent
 them) or, with `--json`, one JSON document per command. An error goes to stderr as
 `error: …`, or with `--json` to stdout as an `{"error": …}` document, so a script always reads
-JSON from stdout.
+JSON from stdout. An empty listing prints nothing on stdout and says so on stderr.
 
 Binary content (images, audio, blobs of embedded or read resources) is never written to the
 terminal: `MediaSaver` saves each to a file (in `--save-dir`, else a new temporary directory)
@@ -44,7 +44,7 @@ from mcp_tasks_aws.client.handle import TaskHandle
 from mcp_tasks_aws.client.wire import TaskSnapshot
 from mcp_tasks_aws.protocol.names import TASK_POLICY_META
 
-__all__ = ["MediaSaver", "Output", "describe_policy", "signature"]
+__all__ = ["MediaSaver", "Output", "TaskRow", "describe_policy", "signature"]
 
 _POLICY_TEXT = {
     "inline": "inline",
@@ -174,6 +174,21 @@ def _first_line(text: str | None) -> str:
     return lines[0] if lines else ""
 
 
+@dataclass(frozen=True)
+class TaskRow:
+    """One line of `mcp-tasks tasks`."""
+
+    task_id: str
+    status: str
+    tool: str | None
+    created_at: str | None
+    status_message: str | None
+
+
+def _ended(status: str) -> str:
+    return "been cancelled" if status == "cancelled" else status
+
+
 # -- the output ----------------------------------------------------------------------------------
 
 
@@ -211,9 +226,16 @@ class Output:
 
     # listings
 
+    def _none(self, what: str) -> None:
+        """An empty listing: nothing on stdout (a script reads no rows), a line for a person."""
+        self.console.say(f"the server lists no {what}")
+
     def tools(self, tools: list[Tool]) -> None:
         if self.json:
             self.emit({"tools": [_dump(t) for t in tools]})
+            return
+        if not tools:
+            self._none("tools")
             return
         console = self.rich
         for tool in tools:
@@ -246,6 +268,9 @@ class Output:
         if self.json:
             self.emit({"prompts": [_dump(p) for p in prompts]})
             return
+        if not prompts:
+            self._none("prompts")
+            return
         console = self.rich
         for prompt in prompts:
             arguments = [f"{a.name}{'' if a.required else '?'}" for a in (prompt.arguments or [])]
@@ -273,6 +298,9 @@ class Output:
         if self.json:
             self.emit({"resources": [_dump(r) for r in resources]})
             return
+        if not resources:
+            self._none("resources (it may have resource templates: mcp-tasks templates)")
+            return
         self._table(
             ("URI", "name", "type", "description"),
             ((str(r.uri), r.name, r.mime_type, _first_line(r.description)) for r in resources),
@@ -281,6 +309,9 @@ class Output:
     def templates(self, templates: list[ResourceTemplate]) -> None:
         if self.json:
             self.emit({"resourceTemplates": [_dump(t) for t in templates]})
+            return
+        if not templates:
+            self._none("resource templates")
             return
         self._table(
             ("URI template", "name", "type", "description"),
@@ -356,13 +387,51 @@ class Output:
         else:
             self.write(handle.task_id)
 
-    def cancel_requested(self, snapshot: TaskSnapshot) -> None:
+    def cancel_requested(self, snapshot: TaskSnapshot, *, requested: bool = True) -> None:
+        """After `cancel`: the task as read after the request, or (`requested` False) before
+        it, when it had ended already and nothing was sent."""
+        task_id, status = snapshot.task_id, snapshot.status
+        if self.json:
+            self.emit({"taskId": task_id, "cancelRequested": requested, "status": status})
+        elif not requested:
+            self.write(f"task {task_id} had already {_ended(status)}: nothing to cancel")
+        elif status in ("completed", "failed"):  # it ended before the cancellation reached it
+            self.write(f"cancellation requested, but task {task_id} had already {_ended(status)}")
+        else:
+            self.write(f"cancellation requested; task {task_id} is {status}")
+
+    def tasks(self, rows: list[TaskRow], *, source: str, where: str) -> None:
+        """`mcp-tasks tasks`: from the server's `tasks/list`, or from this CLI's history
+        (`where` names the server, or the history file)."""
         if self.json:
             self.emit(
-                {"taskId": snapshot.task_id, "cancelRequested": True, "status": snapshot.status}
+                {
+                    "source": source,
+                    "tasks": [
+                        {
+                            "taskId": r.task_id,
+                            "status": r.status,
+                            "tool": r.tool,
+                            "createdAt": r.created_at,
+                            "statusMessage": r.status_message,
+                        }
+                        for r in rows
+                    ],
+                }
             )
-        else:
-            self.write(f"cancellation requested; task {snapshot.task_id} is {snapshot.status}")
+            return
+        if not rows:
+            if source == "history":
+                self.console.say(
+                    f"no tasks started from this CLI on this server (history: {where})"
+                )
+            else:
+                self._none("tasks")
+            return
+        self._table(
+            ("task", "status", "tool", "created", "message"),
+            ((r.task_id, r.status, r.tool, r.created_at, r.status_message) for r in rows),
+        )
 
     def snapshot(self, snapshot: TaskSnapshot, resume_hint: str) -> None:
         """A task's state; `resume_hint` is the command that answers its input requests."""

@@ -4,7 +4,9 @@ This module owns two things the CLI needs and nothing else:
 
 - `parse_arguments`: `key=value` command-line words to a tool's arguments, each value
   coerced by its property's schema in the tool's `inputSchema` (`seconds=2` becomes the number
-  2, `force=yes` the boolean true, `tags=a,b` a list), with `key:=JSON` for literal JSON;
+  2, `force=yes` the boolean true, `tags=a,b` a list), with `key:=JSON` for literal JSON; and
+  `unknown_argument_warning`, the one line warning of names the schema does not list (the call
+  is still sent: the server decides, and most refuse them);
 - `fill_form`: an elicitation's `requestedSchema` (the flat subset the spec allows: strings
   with formats and lengths, numbers and integers with bounds, booleans, single- and
   multi-select enums in all their spellings, defaults, required fields) asked field by field
@@ -26,6 +28,13 @@ from typing import Any, Literal, Protocol, TypeAlias
 
 from mcp_types import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
 
+from mcp_tasks_aws.protocol.argument_names import (
+    closes,
+    closest_name,
+    unknown_argument_message,
+    unknown_names,
+)
+
 __all__ = [
     "ArgumentError",
     "Choice",
@@ -36,6 +45,7 @@ __all__ = [
     "describe_type",
     "fill_form",
     "parse_arguments",
+    "unknown_argument_warning",
 ]
 
 _TRUE = frozenset({"y", "yes", "true", "t", "1", "on"})
@@ -252,7 +262,10 @@ def parse_arguments(words: Sequence[str], input_schema: dict[str, Any] | None) -
             raise ArgumentError(f"expected key=value (or key:=JSON), got {word!r}")
         literal = key.endswith(":")
         key = key.removesuffix(":")
-        if properties and key not in properties and schema.get("additionalProperties") is False:
+        if closes(schema) and unknown_names(schema, [key]):
+            guess = closest_name(key, properties)
+            if guess is not None:
+                raise ArgumentError(f"unknown argument {key!r}: did you mean {guess!r}?")
             known = ", ".join(properties) or "none"
             raise ArgumentError(f"unknown argument {key!r} (the tool takes: {known})")
         prop = properties.get(key)
@@ -267,6 +280,24 @@ def parse_arguments(words: Sequence[str], input_schema: dict[str, Any] | None) -
     if missing:
         raise ArgumentError("missing required argument(s): " + ", ".join(missing))
     return arguments
+
+
+def unknown_argument_warning(
+    tool: str, arguments: dict[str, Any], input_schema: dict[str, Any] | None
+) -> str | None:
+    """One line warning of arguments the tool's schema does not list (None: all listed).
+
+    Nothing is said when the schema allows other names (`additionalProperties` true or a
+    schema); a closed one was refused by `parse_arguments` already.
+    """
+    schema = input_schema or {}
+    extra = schema.get("additionalProperties")
+    if extra is True or isinstance(extra, dict):
+        return None
+    unknown = unknown_names(schema, arguments)
+    if not unknown:
+        return None
+    return f"warning: {unknown_argument_message(tool, schema, unknown)} (sending it anyway)"
 
 
 # -- terminal forms ------------------------------------------------------------------------------
@@ -288,11 +319,16 @@ class _Cancelled(Exception):
     pass
 
 
+END_OF_INPUT = "no answer (stdin is closed): answered cancel"
+"""Said when a form or a question meets the end of input, so the cancel is not silent."""
+
+
 async def _ask_action(io: FormIO, what: str) -> Action:
-    """accept / decline / cancel; end of input means cancel."""
+    """accept / decline / cancel; end of input means cancel (and says so)."""
     while True:
         answer = await io.ask(f"{what} [a]ccept, [d]ecline, [c]ancel (default: accept): ")
         if answer is None:
+            io.say(END_OF_INPUT)
             return "cancel"
         text = answer.strip().casefold()
         if text in ("", "a", "accept", "y", "yes"):
@@ -378,6 +414,7 @@ async def fill_form(params: ElicitRequestFormParams, io: FormIO) -> ElicitResult
             if value is not _MISSING:
                 content[name] = value
     except _Cancelled:
+        io.say(END_OF_INPUT)
         return ElicitResult(action="cancel")
     return ElicitResult(action="accept", content=content)
 

@@ -12,7 +12,13 @@ SDK `Client` with the `TasksExtension` (see `connect`), driven through the handl
     mcp-tasks read [URL] URI
     mcp-tasks call [URL] TOOL [key=value | key:=JSON ...] [--detach]
     mcp-tasks get|wait|cancel [URL] TASK_ID
+    mcp-tasks tasks [URL]
     mcp-tasks login|logout [URL]
+
+`tasks` lists tasks: a 2025-11-25 server's `tasks/list`; on 2026-07-28 (no such method) the
+tasks this CLI started on that server, remembered in a small history file (`history`; its
+directory is `$MCP_TASKS_STATE_DIR`, default `~/.local/state/mcp-tasks`) with the last
+status seen, refreshed with `tasks/get` for those still running.
 
 URL defaults to the `MCP_TASKS_URL` environment variable (a first argument with `://` in it
 is the URL; anything else is the tool, prompt, resource or task id).
@@ -23,7 +29,13 @@ prompts: an input request fails with exit code 5 and leaves the task running), `
 up waiting; the task keeps running), `--root PATH` (answer roots requests; repeatable),
 `--poll` (wait by polling `tasks/get`; by default a wait listens with `subscriptions/listen`
 when the server supports it, and polls otherwise), `--save-dir DIR` (where images, audio and
-other binary content are saved; default: a new temporary directory).
+other binary content are saved; default: a new temporary directory), `--debug` (tracebacks
+and the SDK's log; also `MCP_TASKS_DEBUG=1`).
+
+Errors are one line on stderr (`error: …`) that says what went wrong and what to do: an
+address nobody listens at, a wrong path (404), a refused token (401/403), a server that does
+not speak MCP, a client capability the tool needs. Tracebacks only with `--debug`. A reader
+that goes away (`mcp-tasks tools URL | head -1`) ends the command quietly.
 
 Signing in: without `--token`, a server that answers 401 with an OAuth challenge is signed in
 to in the browser (see `auth`: `--client-id`, `--client-secret`, `--client-metadata-url`,
@@ -42,13 +54,15 @@ Ctrl-C, or end of input, leaves it running); either way the task id is printed t
 from __future__ import annotations
 
 import argparse
+import logging
 import os
+import re
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, ClassVar, TextIO
 
 import anyio
 import httpx2
@@ -63,12 +77,23 @@ from mcp_types import (
     ElicitResult,
     ErrorData,
     ListRootsResult,
+    ListTasksRequest,
+    ListTasksResult,
+    PaginatedRequestParams,
     Root,
 )
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcp_tasks_aws.client.cli.browse import BrowseCommands, find_tool
-from mcp_tasks_aws.client.cli.display import MediaSaver, Output
-from mcp_tasks_aws.client.cli.forms import ArgumentError, confirm_url, fill_form, parse_arguments
+from mcp_tasks_aws.client.cli.browse import BrowseCommands, find_tool, list_all
+from mcp_tasks_aws.client.cli.display import MediaSaver, Output, TaskRow
+from mcp_tasks_aws.client.cli.forms import (
+    ArgumentError,
+    confirm_url,
+    fill_form,
+    parse_arguments,
+    unknown_argument_warning,
+)
+from mcp_tasks_aws.client.cli.history import History
 from mcp_tasks_aws.client.cli.sign_in import (
     SIGN_IN_ERRORS,
     TokenCache,
@@ -78,6 +103,12 @@ from mcp_tasks_aws.client.cli.sign_in import (
 )
 from mcp_tasks_aws.client.cli.terminal import Console, Interrupts, LineReader, confirm_cancel
 from mcp_tasks_aws.client.connect import TOKEN_ENV, connect
+from mcp_tasks_aws.client.diagnose import (
+    HttpTrace,
+    explain_failure,
+    first_leaf,
+    missing_capabilities,
+)
 from mcp_tasks_aws.client.errors import (
     TaskCancelledError,
     TaskFailedError,
@@ -87,10 +118,21 @@ from mcp_tasks_aws.client.errors import (
 from mcp_tasks_aws.client.extension import TasksExtension
 from mcp_tasks_aws.client.handle import TaskHandle, Tasks
 from mcp_tasks_aws.client.waiter import TaskProgress
+from mcp_tasks_aws.protocol.names import ACTIVE_STATUSES, TERMINAL_STATUSES
 
 __all__ = ["main"]
 
 URL_ENV = "MCP_TASKS_URL"
+DEBUG_ENV = "MCP_TASKS_DEBUG"
+LOCAL_URL = "http://127.0.0.1:8000/mcp"  # what `make run` serves
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+# What mcp-tasks can do about a capability a tool needs (it declares elicitation and the Tasks
+# extension always, roots with --root, and has no model for sampling).
+_CAPABILITY_ADVICE = {
+    "roots": "offer roots with --root PATH",
+    "sampling": "mcp-tasks has no model to answer sampling requests: call this tool from a "
+    "client that has one",
+}
 
 EXIT_OK, EXIT_TOOL_ERROR, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 EXIT_CANCELLED, EXIT_INPUT, EXIT_NOT_FOUND, EXIT_TIMEOUT, EXIT_INTERRUPTED = 4, 5, 6, 124, 130
@@ -109,6 +151,12 @@ class Cli(BrowseCommands):
     interrupts: Interrupts
     refused_input: str | None = None
     """The question a --json run refused to ask (the SDK then raises it as an MCPError)."""
+    trace: HttpTrace = field(default_factory=HttpTrace)
+    """The last HTTP answer that was not MCP, to explain the SDK's stand-in errors."""
+    history: History = field(default_factory=History)
+    """The tasks this CLI started (`mcp-tasks tasks` on 2026-07-28)."""
+    client_mode: ClassVar[str] = "auto"
+    """How the SDK client picks the protocol era (tests pin `legacy`)."""
     _form_lock: anyio.Lock = field(default_factory=anyio.Lock)
 
     @property
@@ -144,8 +192,30 @@ class Cli(BrowseCommands):
         )
         auth = None if self.args.token else auth_for(self.args, self.console.err)
         return connect(
-            self.args.url, token=self.args.token, auth=auth, extension=extension, **options
+            self.args.url,
+            token=self.args.token,
+            auth=auth,
+            extension=extension,
+            on_response=self.trace,
+            mode=self.client_mode,
+            **options,
         )
+
+    def explain(self, exc: BaseException) -> str | None:
+        """One line for a failure the user can fix (see `diagnose`), with mcp-tasks' advice."""
+        line = explain_failure(exc, self.args.url, self.trace)
+        leaf = first_leaf(exc)
+        if line and isinstance(leaf, MCPError) and leaf.code == MISSING_REQUIRED_CLIENT_CAPABILITY:
+            advice = [
+                _CAPABILITY_ADVICE[n] for n in missing_capabilities(leaf) if n in _CAPABILITY_ADVICE
+            ]
+            line += "".join(f"; {a}" for a in advice)
+        return line
+
+    def protocol_error(self, exc: MCPError, kind: str = "protocol", **extra: Any) -> int:
+        """An error the server (or the SDK on its behalf) answered: explained where we can."""
+        message = self.explain(exc) or exc.message
+        return self.output.error(kind, message, EXIT_FAILED, code=exc.code, data=exc.data, **extra)
 
     async def run(self) -> int:
         if self.args.command == "logout":  # no connection: only the cache is touched
@@ -159,9 +229,7 @@ class Cli(BrowseCommands):
             except MCPError as exc:
                 if self.refused_input is not None:  # our own --json refusal, before any task
                     return self.output.error("input_required", exc.message, EXIT_INPUT)
-                return self.output.error(
-                    "protocol", exc.message, EXIT_FAILED, code=exc.code, data=exc.data
-                )
+                return self.protocol_error(exc)
 
     def signed_in(self, signed_in: bool, message: str) -> int:
         if self.json:
@@ -184,10 +252,22 @@ class Cli(BrowseCommands):
             arguments = parse_arguments(self.args.arguments, tool.input_schema)
         except ArgumentError as exc:
             return self.output.error("usage", f"{tool.name}: {exc}", EXIT_USAGE)
+        warning = unknown_argument_warning(tool.name, arguments, tool.input_schema)
+        if warning is not None:  # sent anyway: the server may take it, and says so if not
+            self.console.say(warning)
         tasks = Tasks(client)
         started = await tasks.start(tool.name, arguments)
         if isinstance(started, CallToolResult):
             return self.finish(None, started)
+        created = started.created
+        self.history.record(
+            self.args.url,
+            started.task_id,
+            created.status if created is not None else "working",
+            tool=tool.name,
+            created_at=created.created_at if created is not None else None,
+            status_message=created.status_message if created is not None else None,
+        )
         if not self.json:
             self.console.say(f"task {started.task_id} started ({tool.name})")
         if self.args.detach:
@@ -202,17 +282,73 @@ class Cli(BrowseCommands):
         try:
             snapshot = await Tasks(client).get(self.args.task_id)
         except TaskNotFoundError as exc:
+            self.remember(self.args.task_id, "not found")
             return self.output.error("not_found", str(exc), EXIT_NOT_FOUND, taskId=exc.task_id)
+        self.remember(snapshot.task_id, snapshot.status, snapshot.status_message)
         self.output.snapshot(snapshot, self.resume_hint(snapshot.task_id))
         return EXIT_OK
+
+    async def cmd_tasks(self, client: Client) -> int:
+        session = client.session
+        if session.protocol_version not in MODERN_PROTOCOL_VERSIONS:  # 2025-11-25: the server's
+
+            def page(cursor: str | None) -> Any:
+                params = PaginatedRequestParams(cursor=cursor) if cursor else None
+                return session.send_request(ListTasksRequest(params=params), ListTasksResult)
+
+            listed = await list_all(page, "tasks")
+            rows = [
+                TaskRow(t.task_id, t.status, None, t.created_at, t.status_message) for t in listed
+            ]
+            # A 2025-11-25 listing holds only the tasks of its own session, and every run of
+            # this CLI is a new session: the tasks it started earlier come from its history
+            # (with the status last seen).
+            seen = {row.task_id for row in rows}
+            rows += [
+                TaskRow(e.task_id, e.status, e.tool, e.created_at, e.status_message)
+                for e in self.history.of(self.args.url)
+                if e.task_id not in seen
+            ]
+            self.output.tasks(rows, source="tasks/list+history", where=self.args.url)
+            return EXIT_OK
+        tasks = Tasks(client)
+        for entry in self.history.of(self.args.url):
+            if entry.status not in ACTIVE_STATUSES:
+                continue  # an ended task never changes: what was seen last is still true
+            try:
+                snapshot = await tasks.get(entry.task_id)
+            except TaskNotFoundError:
+                self.remember(entry.task_id, "not found")
+            else:
+                self.remember(entry.task_id, snapshot.status, snapshot.status_message)
+        rows = [
+            TaskRow(e.task_id, e.status, e.tool, e.created_at, e.status_message)
+            for e in self.history.of(self.args.url)
+        ]
+        self.output.tasks(rows, source="history", where=str(self.history.path))
+        return EXIT_OK
+
+    def remember(self, task_id: str, status: str, message: str | None = None) -> None:
+        """The status just seen of a task this CLI started (others are not remembered)."""
+        self.history.update_known(self.args.url, task_id, status, message)
 
     async def cmd_cancel(self, client: Client) -> int:
         tasks = Tasks(client)
         try:
+            # Read first: a task that has ended cannot be cancelled, and saying "cancellation
+            # requested" of it would be wrong. It may still end between the read and the
+            # cancel; the read after says so.
+            before = await tasks.get(self.args.task_id)
+            if before.status in TERMINAL_STATUSES:
+                self.remember(before.task_id, before.status, before.status_message)
+                self.output.cancel_requested(before, requested=False)
+                return EXIT_OK
             await tasks.cancel(self.args.task_id)
             snapshot = await tasks.get(self.args.task_id)
         except TaskNotFoundError as exc:
+            self.remember(self.args.task_id, "not found")
             return self.output.error("not_found", str(exc), EXIT_NOT_FOUND, taskId=exc.task_id)
+        self.remember(snapshot.task_id, snapshot.status, snapshot.status_message)
         self.output.cancel_requested(snapshot)
         return EXIT_OK
 
@@ -241,12 +377,13 @@ class Cli(BrowseCommands):
                 resume=self.resume_hint(task_id),
             )
         except TaskFailedError as exc:
-            return self.output.error(
-                "failed", exc.message, EXIT_FAILED, taskId=task_id, code=exc.code, data=exc.data
-            )
+            self.remember(task_id, "failed", exc.message)
+            return self.protocol_error(exc, "failed", taskId=task_id)
         except TaskCancelledError as exc:
+            self.remember(task_id, "cancelled")
             return self.output.error("cancelled", str(exc), EXIT_CANCELLED, taskId=task_id)
         except TaskInputError as exc:
+            self.remember(task_id, "input_required")
             message = (
                 f"{exc}; the task is still waiting: answer it with {self.resume_hint(task_id)}"
             )
@@ -258,12 +395,14 @@ class Cli(BrowseCommands):
                 resume=self.resume_hint(task_id),
             )
         except TaskNotFoundError as exc:
+            self.remember(task_id, "not found")
             return self.output.error("not_found", str(exc), EXIT_NOT_FOUND, taskId=task_id)
         finally:
             self.interrupts.scope = outer
             self.console.done()
         if result is None:  # interrupted
             return await self.interrupted(handle)
+        self.remember(task_id, "completed")
         return self.finish(task_id, result)
 
     def finish(self, task_id: str | None, result: CallToolResult) -> int:
@@ -306,13 +445,6 @@ class Cli(BrowseCommands):
         )
 
 
-def _first_leaf(exc: BaseException) -> BaseException:
-    """The first non-group exception inside (possibly nested) exception groups."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
 # -- entry point -----------------------------------------------------------------------------------
 
 
@@ -351,6 +483,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="where to save images, audio and other binary content (default: a temporary dir)",
     )
     common.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help=f"show tracebacks and the SDK's log (also ${DEBUG_ENV}=1)",
+    )
+    common.add_argument(
         "--poll",
         action="store_true",
         default=argparse.SUPPRESS,
@@ -374,6 +512,11 @@ def build_parser() -> argparse.ArgumentParser:
         ("templates", "list the server's resource templates"),
         ("login", "sign in to the server now (tokens are cached per server)"),
         ("logout", "drop the cached sign-in of the server"),
+        (
+            "tasks",
+            "list tasks: the server's tasks/list (2025-11-25), else the tasks this CLI started "
+            "there, with their last status",
+        ),
     ):
         sub = commands.add_parser(name, parents=[common], help=text)
         sub.add_argument("positional", nargs="*", metavar="URL", help=url_help)
@@ -407,37 +550,71 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# A first positional that is an address without its scheme: `127.0.0.1:8000/mcp`, `host/mcp`.
+# Tool names, prompt names and task ids never hold `/` or `host:port`.
+_ADDRESS = re.compile(
+    r"^(localhost|[\w.-]+:\d+|\[[0-9A-Fa-f:]+\](:\d+)?)(/.*)?$|^[^/\s]+\.[^/\s]+/"
+)
+
+
+def _looks_like_address(value: str) -> bool:
+    return "://" not in value and _ADDRESS.match(value) is not None
+
+
+def _usage(parser: argparse.ArgumentParser, message: str) -> None:
+    """A usage error in one line (what is missing or wrong), exit code 2."""
+    parser.exit(EXIT_USAGE, f"{parser.prog}: error: {message}\n")
+
+
 def _place_url(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Split the positionals into the URL and the command's own (a tool and its arguments, a
-    prompt and its arguments, a resource URI or a task id)."""
+    prompt and its arguments, a resource URI or a task id); say what is missing or wrong."""
     values: list[str] = list(args.positional)
     del args.positional
+    command = args.command
     # A resource URI has "://" too: it is the URL only when another positional follows it.
-    takes_one = args.command in ("read", "get", "wait", "cancel")
-    if values and "://" in values[0] and not (takes_one and len(values) == 1):
+    takes_one = command in ("read", "get", "wait", "cancel")
+    takes_task = command in ("get", "wait", "cancel")
+    first = values[0] if values else ""
+    from_env = False
+    if values and "://" in first and not (takes_one and len(values) == 1):
         args.url = values.pop(0)
+    elif takes_task and len(values) == 1 and "://" in first:  # a task id never has "://"
+        _usage(
+            parser, f"{command}: which task? give its id after the URL: {command} {first} TASK_ID"
+        )
+    elif values and _looks_like_address(first) and (takes_task or not takes_one or len(values) > 1):
+        _usage(parser, f"{first!r} is not a URL: add its scheme, as in http://{first}")
     else:
         args.url = os.environ.get(URL_ENV) or None
+        from_env = True
     if args.url is None:
-        parser.error(f"no URL: give the MCP endpoint first, or set {URL_ENV}")
-    if args.command in ("call", "prompt"):
+        _usage(
+            parser,
+            f"{command}: which server? give the MCP endpoint's URL first (such as {LOCAL_URL}, "
+            f"what make run serves), or set {URL_ENV}",
+        )
+    if not args.url.startswith(("http://", "https://")):
+        named = f"{URL_ENV}={args.url}" if from_env else repr(args.url)
+        _usage(parser, f"{named} is not an http:// or https:// URL (such as {LOCAL_URL})")
+    if command in ("call", "prompt"):
         if not values:
-            parser.error(f"{args.command}: which {'tool' if args.command == 'call' else 'prompt'}?")
+            _usage(parser, f"{command}: which {'tool' if command == 'call' else 'prompt'}?")
         head, args.arguments = values[0], values[1:]
-        if args.command == "call":
+        if command == "call":
             args.tool = head
         else:
             args.name = head
     elif takes_one:
-        what = "resource URI" if args.command == "read" else "task id"
+        what = "resource URI" if command == "read" else "task id"
         if len(values) != 1:
-            parser.error(f"{args.command}: give one {what} (after the URL, if any)")
-        if args.command == "read":
+            _usage(parser, f"{command}: give one {what} (after the URL, if any)")
+        if command == "read":
             args.uri = values[0]
         else:
             args.task_id = values[0]
     elif values:
-        parser.error(f"{args.command}: unexpected {' '.join(values)}")
+        _usage(parser, f"{command}: unexpected {' '.join(values)}")
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -452,12 +629,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "quiet": False,
         "poll": False,
         "save_dir": None,
+        "debug": False,
     }
     for key, value in defaults.items():
         if not hasattr(args, key):
             setattr(args, key, value)
     if args.token is None:
         args.token = os.environ.get(TOKEN_ENV) or None
+    args.debug = bool(args.debug) or os.environ.get(DEBUG_ENV, "") not in ("", "0")
     sign_in_defaults(args)
     return args
 
@@ -479,19 +658,7 @@ async def _amain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             try:
                 code = await cli.run()
             except Exception as exc:  # connecting failed: the SDK raises it in an ExceptionGroup
-                leaf = _first_leaf(exc)
-                if isinstance(leaf, MCPError):
-                    code = cli.output.error(
-                        "protocol", leaf.message, EXIT_FAILED, code=leaf.code, data=leaf.data
-                    )
-                elif isinstance(leaf, SIGN_IN_ERRORS):
-                    code = cli.output.error("sign_in", f"sign-in failed: {leaf}", EXIT_FAILED)
-                elif isinstance(leaf, httpx2.HTTPError | OSError):
-                    code = cli.output.error(
-                        "connection", f"cannot reach {args.url}: {leaf}", EXIT_FAILED
-                    )
-                else:
-                    raise
+                code = _report(cli, exc)
         tg.cancel_scope.cancel()
     if code is None:
         console.done()
@@ -499,9 +666,30 @@ async def _amain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return code
 
 
+def _report(cli: Cli, exc: Exception) -> int:
+    """The one line an exception out of a command ends with (re-raised: a closed pipe, and
+    with --debug anything unexplained)."""
+    leaf = first_leaf(exc)
+    if isinstance(leaf, BrokenPipeError):  # our reader went away: not a connection problem
+        raise exc
+    if isinstance(leaf, MCPError):
+        return cli.protocol_error(leaf)
+    if isinstance(leaf, SIGN_IN_ERRORS):
+        return cli.output.error("sign_in", f"sign-in failed: {leaf}", EXIT_FAILED)
+    explained = cli.explain(leaf)
+    if explained is not None:
+        return cli.output.error("connection", explained, EXIT_FAILED)
+    if cli.args.debug:
+        raise exc
+    message = f"mcp-tasks failed: {type(leaf).__name__}: {leaf} (--debug shows the traceback)"
+    if isinstance(leaf, httpx2.HTTPError | OSError):
+        message = f"cannot reach {cli.args.url}: {leaf}"
+    return cli.output.error("internal", message, EXIT_FAILED)
+
+
 def _pipe_closed(exc: BaseException) -> bool:
     """Whether the reader of our output went away (`mcp-tasks tools URL | head`)."""
-    leaf = _first_leaf(exc)
+    leaf = first_leaf(exc)
     return isinstance(leaf, BrokenPipeError) or (
         isinstance(leaf, SystemExit) and isinstance(leaf.__context__, BrokenPipeError)
     )
@@ -509,6 +697,10 @@ def _pipe_closed(exc: BaseException) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.debug:
+        logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+    else:  # the SDK logs what it then raises (or recovers from): the one error line says it
+        logging.getLogger("mcp").setLevel(logging.CRITICAL)
     try:
         return anyio.run(_amain, args, sys.stdout, sys.stderr)
     except KeyboardInterrupt:
