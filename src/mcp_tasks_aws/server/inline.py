@@ -6,8 +6,10 @@ asked; the retried call replays the tool with them plus its answers to exactly t
 
 `InlineRunner.run_call` is the one decision both eras share: by the tool's task policy and
 the request's opt-in, a call runs inline, becomes a task at once, or runs its prelude inline
-until `ctx.run_as_task()` and then becomes a task with the answers gathered so far. A run
-that reaches the request's deadline answers a tool error saying so.
+until `ctx.run_as_task()` and then becomes a task with the answers gathered so far. A client
+that did not opt in gets, for a tool the server would run as a task, the same task answered
+with a *handle* (an ordinary result naming it, `server.handles`), or -32021 where handles
+are off. A run that reaches the request's deadline answers a tool error saying so.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 from mcp_tasks_aws.protocol import models as m
 from mcp_tasks_aws.protocol.errors import InvalidParams, McpError, MissingClientCapability
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec, SealedRound, digest
-from mcp_tasks_aws.server.call import Call, TaskCreator
+from mcp_tasks_aws.server.call import Call, HandleCreator, TaskCreator
 from mcp_tasks_aws.tools.context import STEP_PREFIX, BecomeTask, InputNeeded, ToolContext
 from mcp_tasks_aws.tools.deadline import DeadlineExceeded, time_limit
 from mcp_tasks_aws.tools.invoke import run_prompt, run_tool
@@ -37,18 +39,15 @@ class InlineRunner:
         *,
         state_codec: RequestStateCodec,
         list_changed: Callable[[str], None] | None = None,
+        handles: HandleCreator | None = None,
     ) -> None:
         self.toolset = toolset
         self.state_codec = state_codec
         self.list_changed = list_changed
+        self.handles = handles
 
     def _binding(self, call: Call, name: str, arguments: Any) -> dict[str, Any]:
-        return {
-            "m": call.request.method,
-            "n": name,
-            "a": digest(arguments or {}),
-            "p": digest(call.principal),
-        }
+        return round_binding(call, name, arguments)
 
     def replay_journal(
         self, call: Call, params: m.InputResponseParams, name: str, arguments: Any
@@ -124,12 +123,19 @@ class InlineRunner:
         spec = self.toolset.tools.get(params.name)
         if spec is None:
             raise InvalidParams(f"Unknown tool: {params.name}")
-        if spec.task is TaskPolicy.REQUIRED and not opted_in:
+        handles = self.handles
+        # A client that did not opt in gets a handle where the server would run a task.
+        handle = handles if handles is not None and not opted_in else None
+        if handle is not None and not handle.offered_to(call, spec):
+            handle = None
+        if spec.task is TaskPolicy.REQUIRED and not opted_in and handle is None:
             raise MissingClientCapability(
                 {"extensions": {m.TASKS_EXTENSION: {}}},
                 f"Tool {spec.name} runs only as a task: declare the {m.TASKS_EXTENSION} extension",
             )
-        tasks = creator if spec.task is not TaskPolicy.INLINE and opted_in else None
+        tasks: TaskCreator | None = handle
+        if spec.task is not TaskPolicy.INLINE and opted_in:
+            tasks = creator
         if tasks is not None and not spec.prelude:
             return tasks.create(call, spec, params)
         if spec.task is TaskPolicy.REQUIRED and creator is None:
@@ -166,6 +172,17 @@ class InlineRunner:
         except InputNeeded as need:
             return self.input_required(call, spec.name, params.arguments, ctx, need)
         return {"resultType": "complete", **result}
+
+
+def round_binding(call: Call, name: str, arguments: Any) -> dict[str, Any]:
+    """What a sealed `requestState` is bound to: the method, the name and arguments it was
+    issued for, and the caller (a state replayed elsewhere does not open)."""
+    return {
+        "m": call.request.method,
+        "n": name,
+        "a": digest(arguments or {}),
+        "p": digest(call.principal),
+    }
 
 
 def _out_of_time(spec: ToolSpec, opted_in: bool) -> dict[str, Any]:

@@ -89,7 +89,7 @@ class LegacyEndpoint:
     def _post(self, http: HttpRequest, message: Message) -> Served | None:
         token = http.header(SESSION_HEADER)
         if isinstance(message, Request) and message.method in SESSIONLESS and token is None:
-            return self._serve(message, None, http.principal)
+            return self._serve(message, None, http)
         if isinstance(message, Request) and message.method == "initialize":
             raise SessionNotAllowed("initialize starts a session: send it without Mcp-Session-Id")
         if token is None:
@@ -104,7 +104,7 @@ class LegacyEndpoint:
         if isinstance(message, ClientResponse):
             self.answer(resumable, message)
             return None
-        return self._serve(message, resumable, http.principal)
+        return self._serve(message, resumable, http)
 
     def resume(self, http: HttpRequest, last_event_id: str) -> Iterator[Any]:
         with answered_as_errors(Era.LEGACY):  # a throttled session table: 503, Retry-After
@@ -117,7 +117,7 @@ class LegacyEndpoint:
         if resumer is None:
             raise StreamNotFound("Stream not found: unknown Last-Event-ID")
         resumable = Resumable(session, http.principal, state.log_level)
-        return resumer(resumable, payload, self._rerun(http.principal))
+        return resumer(resumable, payload, self._rerun(http.principal, http.deadline))
 
     def end(self, http: HttpRequest) -> None:
         with answered_as_errors(Era.LEGACY):  # a throttled session table: 503, Retry-After
@@ -158,14 +158,16 @@ class LegacyEndpoint:
 
     # -- serving --------------------------------------------------------------------------------
 
-    def _serve(self, request: Request, resumable: Resumable | None, principal: str) -> Served:
+    def _serve(self, request: Request, resumable: Resumable | None, http: HttpRequest) -> Served:
         # Multi round-trip fields are the server's to set in this era (see legacy.questions).
         params = {
             k: v for k, v in request.params.items() if k not in ("inputResponses", "requestState")
         }
         served = Request(request.id, request.method, self._with_envelope(params, resumable))
         meta = self.server.parse_meta(served)
-        return self.server.serve(served, meta, principal, era=Era.LEGACY, session=resumable)
+        return self.server.serve(
+            served, meta, http.principal, era=Era.LEGACY, session=resumable, deadline=http.deadline
+        )
 
     def _with_envelope(self, params: dict[str, Any], resumable: Resumable | None) -> dict[str, Any]:
         session = resumable.session if resumable is not None else None
@@ -173,7 +175,7 @@ class LegacyEndpoint:
         meta = envelope(session, params.get("_meta"), log_level=level, version=LATEST_LEGACY)
         return {**params, "_meta": meta}
 
-    def _rerun(self, principal: str) -> Rerun:
+    def _rerun(self, principal: str, deadline: float | None = None) -> Rerun:
         def rerun(resumable: Resumable, request: Request) -> tuple[Any, list[dict[str, Any]]]:
             params = self._with_envelope(request.params, resumable)
             served = Request(request.id, request.method, params)
@@ -183,6 +185,7 @@ class LegacyEndpoint:
                 self.server.parse_meta(served),
                 era=Era.LEGACY,
                 session=resumable,
+                deadline=deadline,  # the resuming GET's: a rerun that waits must end in time
             )
             return self.server.handle(call), call.notifications
 
