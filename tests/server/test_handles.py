@@ -600,4 +600,4 @@ def test_the_conformance_fixture_the_suite_expects_to_refuse_still_refuses() -> 
     assert handled["structuredContent"]["status"] == "working"
     # slow_compute declares no duration: still inline for clients without tasks.
     inline = stack.result("slow_compute", {"seconds": 0, "label": "x"}, capabilities={})
-    assert text(inline) == "Computed x after 0s."
+    assert text(inline) == "Computed x after 0.0s."

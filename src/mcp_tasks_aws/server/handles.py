@@ -257,8 +257,8 @@ class TaskHandles:
         text = (
             f"Started task {task_id}: the tool {spec.name} runs in the background, so its "
             "result is not ready yet.\n"
-            f"{self._follow(task_id)}, and call it again while the task is working. To stop "
-            f"the task instead, call `{self.cancel_tool}` with {_json({'taskId': task_id})}."
+            f"{self._follow(task_id)}. Call it again while the task is working. To stop the "
+            f"task instead, call `{self.cancel_tool}` with {_json({'taskId': task_id})}."
         )
         return _complete(
             [text],
