@@ -601,3 +601,34 @@ def test_the_conformance_fixture_the_suite_expects_to_refuse_still_refuses() -> 
     # slow_compute declares no duration: still inline for clients without tasks.
     inline = stack.result("slow_compute", {"seconds": 0, "label": "x"}, capabilities={})
     assert text(inline) == "Computed x after 0.0s."
+
+
+def test_a_tool_with_a_prelude_asks_inline_first_then_answers_with_a_handle() -> None:
+    from mcp_tasks_aws.toolsets.conformance import tools as conformance_tools
+
+    stack = HandleStack(toolset=conformance_tools)
+    asked = stack.result("test_tool_with_task", {}, capabilities=ELICITING)
+    assert asked["resultType"] == "input_required"  # before any task exists
+    assert stack.store.all_records() == []
+    handle = stack.result(
+        "test_tool_with_task",
+        {},
+        capabilities=ELICITING,
+        inputResponses={"user_name": {"action": "accept", "content": {"name": "Alice"}}},
+        requestState=asked["requestState"],
+    )
+    task_id = handle["structuredContent"]["taskId"]
+    assert stack.record(task_id).answers == {
+        "user_name": {"action": "accept", "content": {"name": "Alice"}}
+    }
+    stack.run_leg(task_id)
+    assert "Alice" in text(status(stack, task_id))
+
+
+def test_answers_too_large_are_refused_before_anything_is_read(stack: HandleStack) -> None:
+    task_id = started(stack, "greet_later", {})
+    stack.run_leg(task_id)
+    huge = {"name": {"name": "x" * 200_000}}
+    response = stack.call("task_answer", {"taskId": task_id, "answers": huge})
+    assert "too large" in stack.client.error(response)["message"]
+    assert stack.record(task_id).answers == {}

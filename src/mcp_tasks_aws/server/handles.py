@@ -53,7 +53,12 @@ from mcp_tasks_aws.protocol.names import RELATED_TASK_KEY, TASK_POLICY_META
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec, SealedRound
 from mcp_tasks_aws.server.call import Call
 from mcp_tasks_aws.server.inline import round_binding
-from mcp_tasks_aws.server.tasks import MAX_RESPONSE_KEYS, answered_as_errors, create_task
+from mcp_tasks_aws.server.tasks import (
+    MAX_RESPONSE_KEYS,
+    MAX_RESPONSES_BYTES,
+    answered_as_errors,
+    create_task,
+)
 from mcp_tasks_aws.tasks.service import TaskService, TaskView
 from mcp_tasks_aws.tasks.watch import PollWindow
 from mcp_tasks_aws.tools.context import ELICIT, LIST_ROOTS, SAMPLE
@@ -308,6 +313,8 @@ class TaskHandles:
             raise InvalidParams("answers: give an object mapping each question's key to its answer")
         if len(given) > MAX_RESPONSE_KEYS:
             raise InvalidParams(f"answers: at most {MAX_RESPONSE_KEYS} at a time")
+        if len(json.dumps(given)) > MAX_RESPONSES_BYTES:
+            raise InvalidParams("answers: too large; send shorter answers")
         owner = call.principal
         with answered_as_errors(call.era):
             record = self.service.load(owner, task_id)
