@@ -5,7 +5,10 @@
   prompts, resources, logs, ending the session; and by `scripts/interop/ts_sdk_tasks.cjs`:
   its 2025-11-25 tasks (`client.experimental.tasks`: a call with `params.task`, tasks/get,
   tasks/result, tasks/list, tasks/cancel, an elicitation during a task, failures, another
-  caller's tasks out of reach).
+  caller's tasks out of reach); and, WITHOUT the tasks capability, by
+  `scripts/interop/ts_sdk_handles.cjs`: task handles (`docs/handles.md`) followed to their
+  results through task_status / task_answer / task_cancel, one question answered through its
+  elicitation handler and one through task_answer by a client reading only the text.
 - `@modelcontextprotocol/ext-tasks` 0.2.x on `@modelcontextprotocol/client` 2.x, driven by
   `scripts/interop/ext_tasks_client.mjs`, in both eras (its v1 and v2 requesters).
 - The MCP Inspector 2.x CLI in its default era (legacy: an `initialize` first), and in its
@@ -36,6 +39,7 @@ CLIENTS_DIR = ROOT / ".tools" / "clients"
 PACKAGES = ("@modelcontextprotocol/sdk@1.32.2", "@modelcontextprotocol/inspector@2.12.0")
 TS_DRIVER = ROOT / "scripts" / "interop" / "ts_sdk_client.cjs"
 TS_TASKS_DRIVER = ROOT / "scripts" / "interop" / "ts_sdk_tasks.cjs"
+TS_HANDLES_DRIVER = ROOT / "scripts" / "interop" / "ts_sdk_handles.cjs"
 EXT_TASKS_DRIVER = ROOT / "scripts" / "interop" / "ext_tasks_client.mjs"
 INSPECTOR = "@modelcontextprotocol/inspector/clients/launcher/build/index.js"
 
@@ -215,6 +219,7 @@ def main() -> int:
     with EmbeddedStack(host="127.0.0.1", port=0) as stack:
         results = driver_checks("ts-sdk", node, TS_DRIVER, modules, stack.url)
         results += driver_checks("ts-sdk tasks", node, TS_TASKS_DRIVER, modules, stack.url)
+        results += driver_checks("ts-sdk handles", node, TS_HANDLES_DRIVER, modules, stack.url)
         results += driver_checks("ext-tasks", node, EXT_TASKS_DRIVER, modules, stack.url)
         results += inspector_checks(node, modules, stack.url)
     failed = [r for r in results if not r["ok"]]

@@ -329,7 +329,7 @@ class TaskHandles:
             }
             ignored = sorted(key for key in given if key not in open_requests)
             if answers:
-                self.service.update(owner, task_id, answers, validate_content=True)
+                self.service.update(owner, task_id, answers, validate_content=True, loaded=record)
             view = self.service.get(owner, task_id)
         note = f"Recorded {len(answers)} answer(s). " if answers else ""
         if ignored:

@@ -254,6 +254,7 @@ class TaskService:
         responses: Mapping[str, Any],
         *,
         validate_content: bool = False,
+        loaded: TaskRecord | None = None,
     ) -> None:
         """Record answers to outstanding requests; resume the task once none is outstanding.
 
@@ -267,7 +268,9 @@ class TaskService:
         content must also fit the form it answers (its `requestedSchema`): TaskAnswerInvalid
         names the field, and nothing is stored. It costs that read, so `tasks/update` (whose
         first call is the guarded write) does not ask for it; the task handles do, since
-        their answers come from a model reading the schema as text.
+        their answers come from a model reading the schema as text. `loaded` is the
+        caller's record as it has just read it (`load`), to check against instead of reading
+        it again (a question's form never changes: its key is asked once).
         """
         self._check_id(task_id)
         shaped = {
@@ -279,7 +282,9 @@ class TaskService:
         writable = {key: answer for key, answer in shaped.items() if answer[1]}
         record: TaskRecord | None = None
         if validate_content:
-            record = self.load(owner, task_id)
+            record = loaded if loaded is not None else self.load(owner, task_id)
+            if record.task_id != task_id or record.owner != owner:
+                raise ValueError("`loaded` must be this caller's record of this task")
             _reject_misfits(record, shaped)
             _reject_content_misfits(record, shaped)
         elif len(writable) < len(shaped) or not writable:
