@@ -16,7 +16,7 @@ const { modulesDir, url } = commandLine("ts_sdk_handles.cjs");
 const load = createRequire(path.join(modulesDir, "_here.js"));
 const { Client } = load("@modelcontextprotocol/sdk/client/index.js");
 const { StreamableHTTPClientTransport } = load("@modelcontextprotocol/sdk/client/streamableHttp.js");
-const { ElicitRequestSchema, McpError } = load("@modelcontextprotocol/sdk/types.js");
+const { CallToolResultSchema, ElicitRequestSchema, McpError } = load("@modelcontextprotocol/sdk/types.js");
 
 const RELATED = "io.modelcontextprotocol/related-task";
 const NEXT = /Next: call `([\w.-]+)` with /;
@@ -110,7 +110,10 @@ async function main() {
     failed,
   );
 
-  const refused = await client.callTool({ name: "failing_job", arguments: {} }).catch((error) => error);
+  // client.callTool refuses a `required` tool itself: send the plain call as a raw request.
+  const refused = await client
+    .request({ method: "tools/call", params: { name: "failing_job", arguments: {} } }, CallToolResultSchema)
+    .catch((error) => error);
   check(
     "the fixture that keeps the refusal refuses a plain call with -32601",
     refused instanceof McpError && refused.code === -32601,
