@@ -5,12 +5,16 @@
   prompts, resources, logs, ending the session; and by `scripts/interop/ts_sdk_tasks.cjs`:
   its 2025-11-25 tasks (`client.experimental.tasks`: a call with `params.task`, tasks/get,
   tasks/result, tasks/list, tasks/cancel, an elicitation during a task, failures, another
-  caller's tasks out of reach).
+  caller's tasks out of reach); and, WITHOUT the tasks capability, by
+  `scripts/interop/ts_sdk_handles.cjs`: task handles (`docs/handles.md`) followed to their
+  results through task_status / task_answer / task_cancel, one question answered through its
+  elicitation handler and one through task_answer by a client reading only the text.
 - `@modelcontextprotocol/ext-tasks` 0.2.x on `@modelcontextprotocol/client` 2.x, driven by
   `scripts/interop/ext_tasks_client.mjs`, in both eras (its v1 and v2 requesters).
 - The MCP Inspector 2.x CLI in its default era (legacy: an `initialize` first), and in its
   `modern` and `auto` eras: listing and calling tools (a task-only tool runs as a task through
-  ext-tasks in both eras), listing and reading resources.
+  ext-tasks in both eras), listing and reading resources; and, tasks off (legacy era, a tool
+  the server answers with a handle), following a handle through the handle tools.
 
 Installs Node 22 (as the conformance runner does) and the pinned clients into `.tools/clients`
 (git-ignored), starts the embedded stack with the conformance tools on a free loopback port,
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,6 +41,7 @@ CLIENTS_DIR = ROOT / ".tools" / "clients"
 PACKAGES = ("@modelcontextprotocol/sdk@1.32.2", "@modelcontextprotocol/inspector@2.12.0")
 TS_DRIVER = ROOT / "scripts" / "interop" / "ts_sdk_client.cjs"
 TS_TASKS_DRIVER = ROOT / "scripts" / "interop" / "ts_sdk_tasks.cjs"
+TS_HANDLES_DRIVER = ROOT / "scripts" / "interop" / "ts_sdk_handles.cjs"
 EXT_TASKS_DRIVER = ROOT / "scripts" / "interop" / "ext_tasks_client.mjs"
 INSPECTOR = "@modelcontextprotocol/inspector/clients/launcher/build/index.js"
 
@@ -182,6 +188,69 @@ def inspector_checks(node: Path, modules: Path, url: str) -> list[dict[str, Any]
     return results
 
 
+NEXT = re.compile(r"Next: call `(?P<tool>[\w.-]+)` with ")
+
+
+def _filled(value: Any) -> Any:
+    """A model's part: each `<type>` placeholder the text asks to fill in, filled."""
+    if isinstance(value, dict):
+        return {k: _filled(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_filled(v) for v in value]
+    if isinstance(value, str) and re.fullmatch(r"<[^>]+>", value):
+        return True if value == "<boolean>" else "interop"
+    return value
+
+
+def inspector_handle_checks(node: Path, modules: Path, url: str) -> list[dict[str, Any]]:
+    """The Inspector CLI (legacy era, no tasks: it runs a task only for a `required` tool, and
+    a tool that answers with a handle is listed `optional`) follows a task-only tool's handle
+    through the handle tools, reading only the text of each result, one command per call."""
+    cli = [str(node), str(modules / INSPECTOR), "--cli", url, "--method", "tools/call"]
+
+    def call(tool: str, arguments: dict[str, Any]) -> Any:
+        proc = run([*cli, "--tool-name", tool, "--tool-args-json", json.dumps(arguments)])
+        if proc.returncode != 0:
+            raise RuntimeError(f"{tool}: exit {proc.returncode}: {proc.stderr[-400:]}")
+        return json.loads(proc.stdout)
+
+    def text(result: Any) -> str:
+        return "\n".join(b.get("text", "") for b in result.get("content", []))
+
+    results = []
+    steps: list[str] = []
+    try:
+        first = call("confirm_delete", {"filename": "inspector.txt"})
+        started = (first.get("structuredContent") or {}).get("status") == "working"
+        results.append(
+            {
+                "check": "inspector legacy: a task-only tool answers with a handle",
+                "ok": started and "Started task" in text(first),
+                "detail": None if started else str(first)[:400],
+            }
+        )
+        words = text(first)
+        while (found := NEXT.search(words)) is not None:
+            if len(steps) > 20:
+                raise RuntimeError(f"no end in sight: {words[-400:]}")
+            arguments, _ = json.JSONDecoder().raw_decode(words[found.end() :])
+            steps.append(found["tool"])
+            words = text(call(found["tool"], _filled(arguments)))
+        ok = words == "Deleted inspector.txt." and "task_answer" in steps
+        detail = None if ok else f"{steps}: {words[-400:]}"
+    except (RuntimeError, ValueError, KeyError) as exc:
+        ok, detail = False, f"{steps}: {exc}"
+    results.append(
+        {
+            "check": "inspector legacy: following the text, task_status and task_answer reach "
+            "the result",
+            "ok": ok,
+            "detail": detail,
+        }
+    )
+    return results
+
+
 def driver_checks(
     label: str, node: Path, driver: Path, modules: Path, url: str
 ) -> list[dict[str, Any]]:
@@ -215,8 +284,10 @@ def main() -> int:
     with EmbeddedStack(host="127.0.0.1", port=0) as stack:
         results = driver_checks("ts-sdk", node, TS_DRIVER, modules, stack.url)
         results += driver_checks("ts-sdk tasks", node, TS_TASKS_DRIVER, modules, stack.url)
+        results += driver_checks("ts-sdk handles", node, TS_HANDLES_DRIVER, modules, stack.url)
         results += driver_checks("ext-tasks", node, EXT_TASKS_DRIVER, modules, stack.url)
         results += inspector_checks(node, modules, stack.url)
+        results += inspector_handle_checks(node, modules, stack.url)
     failed = [r for r in results if not r["ok"]]
     for result in results:
         mark = "ok  " if result["ok"] else "FAIL"

@@ -23,6 +23,7 @@ from mcp_tasks_aws.config import Settings, load_toolset
 from mcp_tasks_aws.protocol.jsonrpc import Message
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec, SecretSource, StaticSecrets
 from mcp_tasks_aws.protocol.transport import HttpRequest, HttpTransport, LegacyGate, Served
+from mcp_tasks_aws.server.handles import TaskHandles
 from mcp_tasks_aws.server.listen import Listener
 from mcp_tasks_aws.server.methods import SUPPORTED_VERSIONS, McpServer
 from mcp_tasks_aws.server.tasks import TasksEndpoint
@@ -167,14 +168,27 @@ class App:
             window_ms=self.settings.listen_window_ms,
             poll_ms=self.settings.listen_poll_ms,
         )
+        codec = RequestStateCodec(secrets, audience=self.settings.deployment_id)
+        handles = None
+        if tasks is not None:
+            handles = TaskHandles(
+                self.toolset,
+                tasks,
+                state_codec=codec,
+                enabled=self.settings.task_handles,
+                prefix=self.settings.handle_tool_prefix,
+                budget_ms=self.settings.inline_budget_ms,
+                poll_ms=self.settings.listen_poll_ms,
+            )
         return McpServer(
             self.toolset,
-            state_codec=RequestStateCodec(secrets, audience=self.settings.deployment_id),
+            state_codec=codec,
             page_size=self.settings.page_size,
             list_ttl_ms=self.settings.list_ttl_ms,
             tasks=TasksEndpoint(tasks) if tasks is not None else None,
             listener=listener,
             list_changed=feed.bump if feed is not None else None,
+            handles=handles,
         )
 
     def legacy(self) -> LegacyGate:

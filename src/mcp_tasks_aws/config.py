@@ -23,6 +23,13 @@ The deployed functions and the embedded stack read the same variables:
 | `MCP_TASKS_LISTEN_WINDOW_MS` | longest `subscriptions/listen` window (< API timeout) | 20000 |
 | `MCP_TASKS_LISTEN_POLL_MS` | how often a listen window reads the store | 500 |
 | `MCP_TASKS_SESSION_TTL_S` | lifetime of a 2025-11-25 session (`Mcp-Session-Id`) | 86400 |
+| `MCP_TASKS_HANDLES` | task handles for clients without tasks (`on`/`off`) | on |
+| `MCP_TASKS_HANDLE_PREFIX` | prefix of the handle tools' names (`task_status`, ...) | none |
+| `MCP_TASKS_INLINE_BUDGET_MS` | how long one inline answer may take (see handles) | 20000 |
+
+Handles (`server.handles`): a client without tasks gets an ordinary result naming the task
+of a task-only tool, or of an optional one whose `expected_seconds` exceed the inline budget;
+`task_status` waits at most that budget.
 
 One of the two secret variables is required; the ARN wins when both are set. The template gives
 the deployed API function only the ARN: the value is read from Secrets Manager on first use.
@@ -68,6 +75,9 @@ class Settings:
     listen_window_ms: int = 20_000
     listen_poll_ms: int = 500
     session_ttl_seconds: int = 24 * 3600
+    task_handles: bool = True
+    handle_tool_prefix: str = ""
+    inline_budget_ms: int = 20_000
     auth: AuthSettings = field(default_factory=AuthSettings)
 
     @classmethod
@@ -94,8 +104,22 @@ class Settings:
             listen_window_ms=int(env.get("MCP_TASKS_LISTEN_WINDOW_MS", 20_000)),
             listen_poll_ms=int(env.get("MCP_TASKS_LISTEN_POLL_MS", 500)),
             session_ttl_seconds=int(env.get("MCP_TASKS_SESSION_TTL_S", 24 * 3600)),
+            task_handles=_switch("MCP_TASKS_HANDLES", env.get("MCP_TASKS_HANDLES", "on")),
+            handle_tool_prefix=env.get("MCP_TASKS_HANDLE_PREFIX", "").strip(),
+            inline_budget_ms=int(env.get("MCP_TASKS_INLINE_BUDGET_MS", 20_000)),
             auth=AuthSettings.from_env(env),
         )
+
+
+_ON = ("1", "true", "on", "yes")
+_OFF = ("0", "false", "off", "no")
+
+
+def _switch(name: str, raw: str) -> bool:
+    value = raw.strip().lower()
+    if value in _ON or value in _OFF:
+        return value in _ON
+    raise ValueError(f"{name}={raw!r}: give on or off")
 
 
 def _optional_int(raw: str) -> int | None:

@@ -4,6 +4,8 @@
   protocols the table is extended through (task backend, listener, legacy session);
 - `methods`: `McpServer`, the (era, method) table and the 2026-07-28 surface;
 - `inline`: inline tool and prompt runs, with multi round-trip requests (MRTR);
+- `handles`: task handles for clients that do not speak tasks (an ordinary result naming the
+  task, and the `task_status` / `task_answer` / `task_cancel` tools that follow it);
 - `tasks`: the Tasks extension on the wire, and the one mapper from task-domain errors to
   JSON-RPC errors both eras use; `task_results`: the typed result models it serializes;
 - `listen`: `subscriptions/listen` windows; `window`: the polling window every long answer

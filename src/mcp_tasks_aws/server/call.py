@@ -4,8 +4,9 @@
 principal, its validated `_meta`, the era it came in, and what to stream back beside the
 answer (notifications, response headers). `Served` is what `McpServer.serve` hands the
 transport (it is defined beside the transport, which sits below the server). The plug-in
-protocols (`TaskCreator`, `TaskBackend`, `StreamOpener`, `Session`) are how the task endpoint,
-the listener and the 2025-11-25 side join the table without the server importing them.
+protocols (`TaskCreator`, `HandleCreator`, `TaskBackend`, `StreamOpener`, `Session`) are how
+the task endpoint, the handles, the listener and the 2025-11-25 side join the table without
+the server importing them.
 """
 
 from __future__ import annotations
@@ -20,7 +21,16 @@ from mcp_tasks_aws.protocol.jsonrpc import Request, notification_message
 from mcp_tasks_aws.protocol.transport import Served
 from mcp_tasks_aws.tools.registry import ToolSpec
 
-__all__ = ["Call", "Handler", "Served", "Session", "StreamOpener", "TaskBackend", "TaskCreator"]
+__all__ = [
+    "Call",
+    "HandleCreator",
+    "Handler",
+    "Served",
+    "Session",
+    "StreamOpener",
+    "TaskBackend",
+    "TaskCreator",
+]
 
 LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
@@ -106,6 +116,15 @@ class TaskCreator(Protocol):
 
         `journal` holds answers gathered inline before the task existed (a tool's prelude).
         """
+        ...
+
+
+class HandleCreator(TaskCreator, Protocol):
+    """Makes a call of a client that does not speak tasks a task, answered with a handle: an
+    ordinary CallToolResult naming the task (`server.handles`)."""
+
+    def offered_to(self, call: Call, spec: ToolSpec) -> bool:
+        """Whether this call of `spec` (by a client that did not opt in) gets a handle."""
         ...
 
 

@@ -5,10 +5,13 @@ sealed `requestState` holding the answers so far, the step results (encrypted) a
 asked; the retried call replays the tool with them plus its answers to exactly those keys.
 
 `InlineRunner.run_call` is the one decision both eras share: first whether the caller's token
-grants the tool's scopes (`InsufficientScope`, answered 403 by the HTTP edge), then, by the
-tool's task policy and the request's opt-in, a call runs inline, becomes a task at once, or
-runs its prelude inline until `ctx.run_as_task()` and then becomes a task with the answers
-gathered so far. A run that reaches the request's deadline answers a tool error saying so.
+grants the tool's scopes (`InsufficientScope`, answered 403 by the HTTP edge) and whether every
+argument is one the tool knows; then, by the tool's task policy and the request's opt-in, a
+call runs inline, becomes a task at once, or runs its prelude inline until
+`ctx.run_as_task()` and then becomes a task with the answers gathered so far. A client that did
+not opt in gets, for a tool the server would run as a task, the same task answered with a
+*handle* (an ordinary result naming it, `server.handles`), or -32021 where handles are off. A
+run that reaches the request's deadline answers a tool error saying so.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from mcp_tasks_aws.protocol.errors import (
     MissingClientCapability,
 )
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec, SealedRound, digest
-from mcp_tasks_aws.server.call import Call, TaskCreator
+from mcp_tasks_aws.server.call import Call, HandleCreator, TaskCreator
 from mcp_tasks_aws.tools.context import ToolContext
 from mcp_tasks_aws.tools.deadline import DeadlineExceeded, time_limit
 from mcp_tasks_aws.tools.invoke import check_argument_names, run_prompt, run_tool
@@ -44,18 +47,15 @@ class InlineRunner:
         *,
         state_codec: RequestStateCodec,
         list_changed: Callable[[str], None] | None = None,
+        handles: HandleCreator | None = None,
     ) -> None:
         self.toolset = toolset
         self.state_codec = state_codec
         self.list_changed = list_changed
+        self.handles = handles
 
     def _binding(self, call: Call, name: str, arguments: Any) -> dict[str, Any]:
-        return {
-            "m": call.request.method,
-            "n": name,
-            "a": digest(arguments or {}),
-            "p": digest(call.principal),
-        }
+        return round_binding(call, name, arguments)
 
     def replay_journal(
         self, call: Call, params: m.InputResponseParams, name: str, arguments: Any
@@ -137,12 +137,19 @@ class InlineRunner:
             raise InsufficientScope(spec.name, spec.scopes, spec.scopes - granted)
         # Before anything runs or a task exists: a misspelt argument would otherwise be dropped.
         check_argument_names(spec, params.arguments)
-        if spec.task is TaskPolicy.REQUIRED and not opted_in:
+        handles = self.handles
+        # A client that did not opt in gets a handle where the server would run a task.
+        handle = handles if handles is not None and not opted_in else None
+        if handle is not None and not handle.offered_to(call, spec):
+            handle = None
+        if spec.task is TaskPolicy.REQUIRED and not opted_in and handle is None:
             raise MissingClientCapability(
                 {"extensions": {m.TASKS_EXTENSION: {}}},
                 f"Tool {spec.name} runs only as a task: declare the {m.TASKS_EXTENSION} extension",
             )
-        tasks = creator if spec.task is not TaskPolicy.INLINE and opted_in else None
+        tasks: TaskCreator | None = handle
+        if spec.task is not TaskPolicy.INLINE and opted_in:
+            tasks = creator
         if tasks is not None and not spec.prelude:
             return tasks.create(call, spec, params)
         if spec.task is TaskPolicy.REQUIRED and creator is None:
@@ -179,6 +186,17 @@ class InlineRunner:
         except InputNeeded as need:
             return self.input_required(call, spec.name, params.arguments, ctx, need)
         return {"resultType": "complete", **result}
+
+
+def round_binding(call: Call, name: str, arguments: Any) -> dict[str, Any]:
+    """What a sealed `requestState` is bound to: the method, the name and arguments it was
+    issued for, and the caller (a state replayed elsewhere does not open)."""
+    return {
+        "m": call.request.method,
+        "n": name,
+        "a": digest(arguments or {}),
+        "p": digest(call.principal),
+    }
 
 
 def _out_of_time(spec: ToolSpec, opted_in: bool) -> dict[str, Any]:

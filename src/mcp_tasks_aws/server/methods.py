@@ -20,7 +20,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -33,6 +33,9 @@ from mcp_tasks_aws.protocol.request_state import RequestStateCodec
 from mcp_tasks_aws.server.call import Call, Handler, Served, Session, StreamOpener, TaskBackend
 from mcp_tasks_aws.server.inline import InlineRunner
 from mcp_tasks_aws.tools.registry import ToolSet
+
+if TYPE_CHECKING:
+    from mcp_tasks_aws.server.handles import TaskHandles
 
 PROTOCOL_VERSION = "2026-07-28"
 SUPPORTED_VERSIONS = [PROTOCOL_VERSION]
@@ -51,11 +54,18 @@ class McpServer:
         tasks: TaskBackend | None = None,
         listener: StreamOpener | None = None,
         list_changed: Callable[[str], None] | None = None,
+        handles: TaskHandles | None = None,
     ) -> None:
         toolset.check()  # fail at startup, not on every tools/list
+        if handles is not None and handles.toolset is not toolset:
+            raise ValueError("the task handles must be built for the server's own tool set")
         self.toolset = toolset
         self.listener = listener
-        self.inline = InlineRunner(toolset, state_codec=state_codec, list_changed=list_changed)
+        self.handles = handles
+        """Task handles for clients that do not speak tasks (`server.handles`; None: off)."""
+        self.inline = InlineRunner(
+            toolset, state_codec=state_codec, list_changed=list_changed, handles=handles
+        )
         self.page_size = page_size
         self.list_ttl_ms = list_ttl_ms
         self.tasks = tasks
@@ -209,11 +219,17 @@ class McpServer:
         next_cursor = base64.urlsafe_b64encode(str(end).encode()).decode()
         return items[start:end], (next_cursor if end < len(items) else None)
 
-    def _list_result(self, key: str, items: list[Any], cursor: str | None) -> dict[str, Any]:
+    def _list_result(
+        self,
+        key: str,
+        items: list[Any],
+        cursor: str | None,
+        wire: Callable[[Any], dict[str, Any]] = lambda item: item.to_wire(),
+    ) -> dict[str, Any]:
         page, next_cursor = self._page(items, cursor)
         result: dict[str, Any] = {
             "resultType": "complete",
-            key: [item.to_wire() for item in page],
+            key: [wire(item) for item in page],
             "cacheScope": "public",
             "ttlMs": self.list_ttl_ms,
         }
@@ -222,7 +238,19 @@ class McpServer:
         return result
 
     def list_tools(self, call: Call, params: m.PaginatedParams) -> dict[str, Any]:
-        return self._list_result("tools", list(self.toolset.tools.values()), params.cursor)
+        tools: list[Any] = list(self.toolset.tools.values())
+        handles = self.handles
+        if handles is None or not handles.listed_to(call):
+            return self._list_result("tools", tools, params.cursor)
+        # A client without tasks: the handle tools after the server's own, and no
+        # outputSchema on a tool that answers it with a handle (see server.handles).
+        tools += handles.tools()
+        return self._list_result(
+            "tools",
+            tools,
+            params.cursor,
+            lambda item: item if isinstance(item, dict) else handles.listed(item),
+        )
 
     def list_prompts(self, call: Call, params: m.PaginatedParams) -> dict[str, Any]:
         return self._list_result("prompts", list(self.toolset.prompts.values()), params.cursor)
@@ -281,6 +309,8 @@ class McpServer:
     # -- tools/call ---------------------------------------------------------------------------
 
     def call_tool(self, call: Call, params: m.CallToolParams) -> dict[str, Any]:
+        if self.handles is not None and self.handles.knows(params.name):
+            return self.handles.call_tool(call, params)  # task_status, task_answer, task_cancel
         opted_in = call.capabilities.tasks
         return self.inline.run_call(call, params, opted_in=opted_in, creator=self.tasks)
 

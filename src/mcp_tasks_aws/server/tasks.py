@@ -157,6 +157,8 @@ class Wording(NamedTuple):
     """A `tasks/update` (or 2025-11-25 answer) of the wrong shape; formatted with key, method."""
     answers_too_large: str
     """Answers the task record has no room left for."""
+    content_invalid: str
+    """An accepted form whose content does not fit its schema; formatted with key, detail."""
 
 
 WORDING: Final = {
@@ -164,10 +166,14 @@ WORDING: Final = {
         answer_invalid="Input response {key!r} does not answer its request: expected the "
         "result of {method}; nothing was recorded",
         answers_too_large="These input responses do not fit with the task: send smaller answers",
+        content_invalid="Input response {key!r} does not answer its request: {detail}; "
+        "nothing was recorded",
     ),
     Era.LEGACY: Wording(
         answer_invalid="The answer does not fit its request: expected the result of {method}",
         answers_too_large="The answer does not fit with the task: send a smaller one",
+        content_invalid="The answer to {key!r} does not fit its form: {detail}; nothing was "
+        "recorded",
     ),
 }
 
@@ -177,6 +183,12 @@ def _not_found(exc: TaskNotFound, words: Wording) -> McpError:
     if exc.expired:
         return InvalidParams("Failed to retrieve task: Task has expired")
     return InvalidParams("Failed to retrieve task: Task not found")
+
+
+def _answer_invalid(exc: TaskAnswerInvalid, words: Wording) -> McpError:
+    if exc.detail is not None:
+        return InvalidParams(words.content_invalid.format(key=exc.key, detail=exc.detail))
+    return InvalidParams(words.answer_invalid.format(key=exc.key, method=exc.method))
 
 
 def _not_started(exc: TaskNotStarted, words: Wording) -> McpError:
@@ -189,12 +201,7 @@ _ERRORS: Final[tuple[tuple[type[Exception], Callable[[Any, Wording], McpError]],
     (TaskNotFound, _not_found),
     (Throttled, lambda exc, words: ServiceUnavailable(exc.retry_after_s)),
     (TaskNotStarted, _not_started),
-    (
-        TaskAnswerInvalid,
-        lambda exc, words: InvalidParams(
-            words.answer_invalid.format(key=exc.key, method=exc.method)
-        ),
-    ),
+    (TaskAnswerInvalid, lambda exc, words: _answer_invalid(exc, words)),
     (TaskTooLarge, lambda exc, words: InvalidParams(words.answers_too_large)),
     (
         TaskArgumentsTooLarge,
@@ -235,12 +242,15 @@ def create_task(
     journal: dict[str, Any] | None = None,
     *,
     ttl_ms: int | None = None,
+    capabilities: dict[str, Any] | None = None,
 ) -> TaskRecord:
     """Create and start the task of `call` (either era), its failures as JSON-RPC errors.
 
-    `ttl_ms` is a 2025-11-25 client's asked retention (None: the server's default).
+    `ttl_ms` is a 2025-11-25 client's asked retention (None: the server's default);
+    `capabilities` what the task's tool may ask (None: what the call declared).
     """
-    capabilities = call.capabilities.model_dump(mode="json", exclude_none=True)
+    if capabilities is None:
+        capabilities = call.capabilities.model_dump(mode="json", exclude_none=True)
     with answered_as_errors(call.era):
         return service.create(
             call.principal, spec, params.arguments or {}, capabilities, journal, ttl_ms=ttl_ms

@@ -20,12 +20,15 @@ class TaskNotFound(TaskError):
 
 
 class TaskAnswerInvalid(TaskError):
-    """An answer to an outstanding request does not have the shape of that request's result."""
+    """An answer to an outstanding request does not have the shape of that request's result
+    (or, with `detail`, its form content does not fit the requested schema)."""
 
-    def __init__(self, key: str, method: str) -> None:
-        super().__init__(f"{key}: not a {method} result")
+    def __init__(self, key: str, method: str, detail: str | None = None) -> None:
+        super().__init__(f"{key}: {detail or f'not a {method} result'}")
         self.key = key
         self.method = method
+        self.detail = detail
+        """Which field of the content is wrong, and how (None: the answer's shape is)."""
 
 
 class TaskArgumentsTooLarge(TaskError):

@@ -41,7 +41,7 @@ from mcp_tasks_aws.tasks.exceptions import (
 )
 from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, is_task_id, new_task_id, now_ms
 from mcp_tasks_aws.tasks.ports import Applied, DirectLegs, Page, ResultStore, Runner, TaskStore
-from mcp_tasks_aws.tools.journal import ELICIT, LIST_ROOTS, SAMPLE, validate_answer
+from mcp_tasks_aws.tools.journal import ELICIT, LIST_ROOTS, SAMPLE, form_problem, validate_answer
 from mcp_tasks_aws.tools.registry import ToolSpec
 
 logger = logging.getLogger(__name__)
@@ -243,7 +243,15 @@ class TaskService:
 
     # -- update -------------------------------------------------------------------------------
 
-    def update(self, owner: str, task_id: str, responses: Mapping[str, Any]) -> None:
+    def update(
+        self,
+        owner: str,
+        task_id: str,
+        responses: Mapping[str, Any],
+        *,
+        validate_content: bool = False,
+        loaded: TaskRecord | None = None,
+    ) -> None:
         """Record answers to outstanding requests; resume the task once none is outstanding.
 
         Answers to keys that are not outstanding (never asked, or answered already) are
@@ -251,6 +259,14 @@ class TaskService:
         does not have the shape of that request's result (`{"action": "bogus"}`, roots for an
         elicitation) raises TaskAnswerInvalid and nothing is stored, so the client can correct
         it: first answer wins, and a wrong first answer would otherwise fail the task.
+
+        With `validate_content`, the record is read first and an accepted elicitation's
+        content must also fit the form it answers (its `requestedSchema`): TaskAnswerInvalid
+        names the field, and nothing is stored. It costs that read, so `tasks/update` (whose
+        first call is the guarded write) does not ask for it; the task handles do, since
+        their answers come from a model reading the schema as text. `loaded` is the
+        caller's record as it has just read it (`load`), to check against instead of reading
+        it again (a question's form never changes: its key is asked once).
         """
         self._check_id(task_id)
         shaped = {
@@ -261,7 +277,13 @@ class TaskService:
         now = self.clock()
         writable = {key: answer for key, answer in shaped.items() if answer[1]}
         record: TaskRecord | None = None
-        if len(writable) < len(shaped) or not writable:
+        if validate_content:
+            record = loaded if loaded is not None else self.load(owner, task_id)
+            if record.task_id != task_id or record.owner != owner:
+                raise ValueError("`loaded` must be this caller's record of this task")
+            _reject_misfits(record, shaped)
+            _reject_content_misfits(record, shaped)
+        elif len(writable) < len(shaped) or not writable:
             # Some value answers no request at all: one read tells whether it was meant for an
             # outstanding one (an error) or for a key nobody asked (ignored).
             record = self.load(owner, task_id)
@@ -354,6 +376,22 @@ class TaskService:
         if outcome.record.is_expired(now_ms):
             raise TaskNotFound(expired=True)
         return outcome.record
+
+
+def _reject_content_misfits(
+    record: TaskRecord, answers: Mapping[str, tuple[Any, frozenset[str]]]
+) -> None:
+    """Raise TaskAnswerInvalid for an accepted elicitation whose content does not fit its form."""
+    if record.status != "input_required":
+        return
+    for key, (value, _) in answers.items():
+        request = record.input_requests.get(key)
+        if request is None or request.get("method") != ELICIT or value.get("action") != "accept":
+            continue
+        schema = (request.get("params") or {}).get("requestedSchema")
+        problem = form_problem(schema, value.get("content"))
+        if problem is not None:
+            raise TaskAnswerInvalid(key, ELICIT, problem)
 
 
 def _reject_misfits(record: TaskRecord, answers: Mapping[str, tuple[Any, frozenset[str]]]) -> None:

@@ -96,3 +96,37 @@ def validate_answer(method: str, answer: Any) -> Answer:
         return _ANSWER_MODEL[method].model_validate(answer)
     except ValidationError as exc:
         raise InvalidParams(f"Invalid input response for a {method} request") from exc
+
+
+_MAX_PROBLEM_CHARS = 200
+
+
+def form_problem(schema: Any, content: Any) -> str | None:
+    """What is wrong with an accepted elicitation's `content` for its `requestedSchema`, naming
+    the field (None: it fits, or the schema cannot be checked)."""
+    if not isinstance(schema, dict):
+        return None
+    from jsonschema import Draft202012Validator  # answers checked against a form only
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError:
+        return None  # the tool's schema is its own business; the tool sees the answer
+    instance = content if content is not None else {}
+    errors = sorted(
+        Draft202012Validator(schema).iter_errors(instance),
+        key=lambda e: (list(map(str, e.absolute_path)), str(e.validator)),
+    )
+    if not errors:
+        return None
+    error = errors[0]
+    path = ".".join(str(p) for p in error.absolute_path)
+    if error.validator == "required" and isinstance(error.instance, dict):
+        missing = [name for name in error.validator_value or () if name not in error.instance]
+        field = ".".join(filter(None, [path, str(missing[0]) if missing else ""]))
+        return f"field {field!r} is required"
+    message = error.message
+    if len(message) > _MAX_PROBLEM_CHARS:
+        message = message[: _MAX_PROBLEM_CHARS - 1] + "\u2026"
+    return f"field {path!r}: {message}" if path else f"the content: {message}"

@@ -91,6 +91,8 @@ class ToolSet:
         scopes: Iterable[str] = (),
         max_poll_interval_ms: int | None = None,
         direct: bool = True,
+        expected_seconds: float | None = None,
+        handles: bool | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -109,6 +111,8 @@ class ToolSet:
         scopes: Iterable[str] = (),
         max_poll_interval_ms: int | None = None,
         direct: bool = True,
+        expected_seconds: float | None = None,
+        handles: bool | None = None,
     ) -> Any:
         """Register a function as a tool (usable bare or with keyword options).
 
@@ -123,9 +127,19 @@ class ToolSet:
         function's parameters must still be among its properties. `scopes` are the OAuth
         scopes a caller's token must grant (AuthMode OAUTH or JWT); a token without them gets
         403 `insufficient_scope`.
+
+        For clients that do not speak tasks (see `server.handles`): `expected_seconds` is how
+        long a call usually takes; an `optional` tool expected to take longer than the
+        server's inline budget answers such a client with a task handle instead of running
+        inline. `handles` overrides the deployment's `MCP_TASKS_HANDLES` for this tool: False
+        keeps the -32021 refusal of a task-only tool (and inline runs of an optional one);
+        True gives handles even where the deployment turned them off (and makes an optional
+        tool answer such clients with a handle whatever its expected duration).
         """
         if isinstance(scopes, str):
             raise TypeError("scopes: give a list of scope names, not one string")
+        if expected_seconds is not None and not expected_seconds >= 0:
+            raise ToolDefinitionError("expected_seconds: give a number of seconds >= 0")
         needed = frozenset(scopes)
 
         def register(func: Any) -> Any:
@@ -146,6 +160,8 @@ class ToolSet:
                 scopes=needed,
                 max_poll_interval_ms=max_poll_interval_ms,
                 direct=direct,
+                expected_seconds=expected_seconds,
+                handles=handles,
             )
             self._checked = False
             return func

@@ -39,7 +39,8 @@ class TaskPolicy(StrEnum):
     OPTIONAL = "optional"
     """Becomes a task when the request opts in to the Tasks extension; inline otherwise."""
     REQUIRED = "required"
-    """Only runs as a task; a request without the opt-in is refused with -32021."""
+    """Only runs as a task. A request without the opt-in gets a task handle (an ordinary result
+    naming the task, `server.handles`), or -32021 where handles are off."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,12 @@ class ToolSpec(_FunctionSpec):
     direct: bool = True
     """Run a task's first leg directly (no state machine) when the server can; False: always
     on Step Functions."""
+    expected_seconds: float | None = None
+    """How long a call usually takes (an `optional` tool longer than the inline budget answers
+    a client without tasks with a handle, `server.handles`)."""
+    handles: bool | None = None
+    """Whether a client without tasks gets a task handle from this tool (None: the
+    deployment's setting)."""
 
     @property
     def label(self) -> str:

@@ -10,9 +10,11 @@ differences live here:
 - `tools/list` adds each tool's `execution.taskSupport`, from its task policy;
 - `tools/call` and `prompts/get` carry their questions as server->client requests
   (`legacy.questions`) instead of `input_required`;
-- a tool that runs only as a task answers -32601 to a call without `params.task`, as
-  2025-11-25 says; with legacy tasks (`legacy.tasks`), a call with `params.task` becomes a
-  task, and `initialize` declares the `tasks` capability.
+- a tool that runs only as a task answers a call without `params.task` with a task handle
+  (`server.handles`), or -32601 where handles are off, as 2025-11-25 says; with legacy tasks
+  (`legacy.tasks`), a call with `params.task` becomes a task, and `initialize` declares the
+  `tasks` capability. A session that gets handles sees such a tool as `optional` and the
+  handle tools as `forbidden`.
 """
 
 from __future__ import annotations
@@ -154,9 +156,19 @@ class LegacyMethods:
             result = legacy_result(handler(call, params))
             tools = self.server.toolset.tools
             legacy_tasks = self.server.has_method("tasks/get", Era.LEGACY)
+            handles = self.server.handles
+            with_handles = handles is not None and handles.listed_to(call)
             for tool in result["tools"]:
-                policy = tools[tool["name"]].task
-                tool["execution"] = {"taskSupport": task_support(policy, legacy_tasks)}
+                spec = tools.get(tool["name"])
+                if spec is None:  # a handle tool: it answers in its call
+                    support = TASK_SUPPORT[TaskPolicy.INLINE]
+                elif with_handles and handles is not None and handles.eligible(spec):
+                    # A plain call gets a handle, a call with params.task a task: clients
+                    # that refuse to call a `required` tool without tasks can call it.
+                    support = TASK_SUPPORT[TaskPolicy.OPTIONAL]
+                else:
+                    support = task_support(spec.task, legacy_tasks)
+                tool["execution"] = {"taskSupport": support}
             return result
 
         return list_tools
@@ -173,7 +185,10 @@ class LegacyMethods:
                     f"Tool {spec.name} runs only as a task (execution.taskSupport: required), "
                     "and this server takes no task-augmented calls from 2025-11-25 clients"
                 )
+            handles = self.server.handles
             if (params.model_extra or {}).get("task") is None:
+                if handles is not None and handles.offered_to(call, spec):
+                    return handler(call, params)  # answered with a task handle
                 raise MethodNotFound(
                     f"Tool {spec.name} runs only as a task (execution.taskSupport: required): "
                     "call it with params.task"
