@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable
 from typing import Any, Final, Literal
 
@@ -43,6 +44,8 @@ from mcp_tasks_aws.tools.journal import InputNeeded
 from mcp_tasks_aws.tools.registry import ToolSet, text_result
 
 logger = logging.getLogger(__name__)
+END_RETRY_DELAYS_S: Final = (0.2, 0.8, 3.2)
+"""Backoff between tries of the write that records a leg's outcome (4 tries in all)."""
 
 ITEM_RESULT_BUDGET: Final = 350_000
 """Results larger than this (bytes of JSON) go to the result store; DynamoDB items cap at 400 KB.
@@ -108,7 +111,9 @@ class LegRunner:
         result_budget: int = ITEM_RESULT_BUDGET,
         result_room: Callable[[TaskRecord], int] | None = None,
         list_changed: Callable[[str], None] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        self.sleep = sleep
         self.store = store
         self.runner = runner
         self.toolset = toolset
@@ -246,7 +251,24 @@ class LegRunner:
     def _end(
         self, record: TaskRecord, guard: transitions.Guard, changes: transitions.Changes
     ) -> None:
-        outcome = self.store.apply(record.task_id, guard, changes)
+        """Write the leg's outcome, retrying a failed write with backoff before giving up.
+
+        The tool has already run: losing this one write would end the task `failed` ("leg
+        crashed") and lose a result that exists. A retry is safe because the move is fenced:
+        if a write that seemed to fail did land, the retry finds the task ended and changes
+        nothing. An outcome too large for the item is not transient and is not retried.
+        """
+        for delay in (*END_RETRY_DELAYS_S, None):
+            try:
+                outcome = self.store.apply(record.task_id, guard, changes)
+                break
+            except TaskTooLarge:
+                raise
+            except Exception:
+                if delay is None:
+                    raise
+                logger.warning("task %s: writing its outcome failed; retrying", record.task_id)
+                self.sleep(delay)
         if outcome is not None and not outcome.changed:
             # Cancelled or ended meanwhile: cancellation wins, the outcome is dropped.
             logger.info("task %s ended elsewhere; outcome dropped", record.task_id)
