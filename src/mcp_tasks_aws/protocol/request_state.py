@@ -31,9 +31,9 @@ import os
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from mcp_tasks_aws.protocol.errors import InvalidParams
 
@@ -83,6 +83,34 @@ class StaticSecrets:
         return self._secrets
 
 
+K = TypeVar("K")
+
+
+class DerivedKeys(Generic[K]):
+    """The keys derived from a secret source's secrets, current first, derived again only when
+    the secrets change (a rotation): what every sealer of this package keys itself with."""
+
+    def __init__(self, secrets: SecretSource | bytes, derive: Callable[[bytes], K]) -> None:
+        self._source: SecretSource = (
+            StaticSecrets(secrets) if isinstance(secrets, bytes) else secrets
+        )
+        self._derive = derive
+        self._keys: list[K] = []
+        self._derived_from: tuple[bytes, ...] = ()
+        self._lock = threading.Lock()
+
+    def current(self, *, refresh: bool = False) -> list[K]:
+        """The keys of the secrets the source accepts now (`refresh`: read it afresh)."""
+        secrets = tuple(self._source.secrets(refresh=refresh))
+        with self._lock:
+            if secrets != self._derived_from:
+                for secret in secrets:
+                    check_secret(secret)
+                self._keys = [self._derive(secret) for secret in secrets]
+                self._derived_from = secrets
+            return self._keys
+
+
 def check_secret(secret: bytes) -> None:
     if len(secret) < MIN_SECRET_BYTES:
         raise ValueError(f"the request-state secret must be at least {MIN_SECRET_BYTES} bytes")
@@ -122,27 +150,15 @@ class RequestStateCodec:
         max_age_seconds: int = 3600,
         max_state_chars: int = MAX_STATE_CHARS,
     ) -> None:
-        self._source: SecretSource = (
-            StaticSecrets(secrets) if isinstance(secrets, bytes) else secrets
-        )
+        self._keys = DerivedKeys(secrets, _derive)
         self._audience = audience
         self._max_age = max_age_seconds
         self._max_chars = max_state_chars
-        self._keys: list[_Key] = []
-        self._derived_from: tuple[bytes, ...] = ()
-        self._lock = threading.Lock()
 
     # -- keys ---------------------------------------------------------------------------------
 
     def _current_keys(self, *, refresh: bool = False) -> list[_Key]:
-        secrets = tuple(self._source.secrets(refresh=refresh))
-        with self._lock:
-            if secrets != self._derived_from:
-                for secret in secrets:
-                    check_secret(secret)
-                self._keys = [_derive(secret) for secret in secrets]
-                self._derived_from = secrets
-            return self._keys
+        return self._keys.current(refresh=refresh)
 
     def _key_for(self, kid: str) -> _Key | None:
         for refresh in (False, True):

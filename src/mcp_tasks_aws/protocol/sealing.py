@@ -33,13 +33,12 @@ import hashlib
 import hmac
 import json
 import re
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_tasks_aws.protocol.request_state import SecretSource, StaticSecrets, check_secret
+from mcp_tasks_aws.protocol.request_state import DerivedKeys, SecretSource
 
 _MAC_BYTES = 16
 _MAX_TOKEN_CHARS = 8 * 1024
@@ -88,25 +87,12 @@ class Sealer:
         *,
         audience: str = "",
     ) -> None:
-        self._source: SecretSource = (
-            StaticSecrets(secrets) if isinstance(secrets, bytes) else secrets
-        )
-        self._purpose = purpose
+        self._keys = DerivedKeys(secrets, lambda secret: _derive(secret, purpose))
         self._audience = audience
         self._clock = clock
-        self._keys: list[_Key] = []
-        self._derived_from: tuple[bytes, ...] = ()
-        self._lock = threading.Lock()
 
     def _current_keys(self, *, refresh: bool = False) -> list[_Key]:
-        secrets = tuple(self._source.secrets(refresh=refresh))
-        with self._lock:
-            if secrets != self._derived_from:
-                for secret in secrets:
-                    check_secret(secret)
-                self._keys = [_derive(secret, self._purpose) for secret in secrets]
-                self._derived_from = secrets
-            return self._keys
+        return self._keys.current(refresh=refresh)
 
     def _key_for(self, kid: str) -> _Key | None:
         for refresh in (False, True):
