@@ -23,6 +23,8 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx2
 from mcp.shared.exceptions import MCPError
 
+from mcp_tasks_aws.protocol.errors import capability_names
+
 __all__ = ["HttpAnswer", "HttpTrace", "explain_failure", "first_leaf", "missing_capabilities"]
 
 MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
@@ -107,13 +109,7 @@ def missing_capabilities(exc: MCPError) -> list[str]:
     required = data.get("requiredCapabilities") if isinstance(data, dict) else None
     if not isinstance(required, dict):
         return []
-    names = []
-    for key, value in required.items():
-        if key == "extensions" and isinstance(value, dict):
-            names += [f"extension {name}" for name in value]
-        else:
-            names.append(str(key))
-    return names
+    return capability_names(required)
 
 
 def _is_loopback(url: str) -> bool:

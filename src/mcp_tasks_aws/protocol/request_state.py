@@ -83,7 +83,14 @@ class StaticSecrets:
         return self._secrets
 
 
-K = TypeVar("K")
+class NamedKey(Protocol):
+    """A derived key that names itself (its id travels in what it seals)."""
+
+    @property
+    def kid(self) -> str: ...
+
+
+K = TypeVar("K", bound=NamedKey)
 
 
 class DerivedKeys(Generic[K]):
@@ -109,6 +116,15 @@ class DerivedKeys(Generic[K]):
                 self._keys = [self._derive(secret) for secret in secrets]
                 self._derived_from = secrets
             return self._keys
+
+    def named(self, kid: str) -> K | None:
+        """The key `kid` names, reading the source afresh once if no current key has it (a
+        token sealed after a rotation this function has not seen yet)."""
+        for refresh in (False, True):
+            for key in self.current(refresh=refresh):
+                if key.kid == kid:
+                    return key
+        return None
 
 
 def check_secret(secret: bytes) -> None:
@@ -161,11 +177,7 @@ class RequestStateCodec:
         return self._keys.current(refresh=refresh)
 
     def _key_for(self, kid: str) -> _Key | None:
-        for refresh in (False, True):
-            for key in self._current_keys(refresh=refresh):
-                if key.kid == kid:
-                    return key
-        return None
+        return self._keys.named(kid)
 
     def _mac(self, key: _Key, body: str) -> str:
         message = f"{_VERSION}\x00{key.kid}\x00{self._audience}\x00{body}".encode()

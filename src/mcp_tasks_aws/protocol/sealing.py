@@ -95,11 +95,7 @@ class Sealer:
         return self._keys.current(refresh=refresh)
 
     def _key_for(self, kid: str) -> _Key | None:
-        for refresh in (False, True):
-            for key in self._current_keys(refresh=refresh):
-                if key.kid == kid:
-                    return key
-        return None
+        return self._keys.named(kid)
 
     def _mac(self, key: _Key, kind: str, body: str) -> str:
         message = f"{self._audience}\x00{kind}.{key.kid}.{body}".encode()
