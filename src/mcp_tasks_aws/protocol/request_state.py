@@ -173,12 +173,6 @@ class RequestStateCodec:
 
     # -- keys ---------------------------------------------------------------------------------
 
-    def _current_keys(self, *, refresh: bool = False) -> list[_Key]:
-        return self._keys.current(refresh=refresh)
-
-    def _key_for(self, kid: str) -> _Key | None:
-        return self._keys.named(kid)
-
     def _mac(self, key: _Key, body: str) -> str:
         message = f"{_VERSION}\x00{key.kid}\x00{self._audience}\x00{body}".encode()
         return _b64(hmac.new(key.mac, message, hashlib.sha256).digest())
@@ -189,7 +183,7 @@ class RequestStateCodec:
     # -- seal and open ------------------------------------------------------------------------
 
     def seal(self, binding: dict[str, Any], state: SealedRound) -> str:
-        key = self._current_keys()[0]
+        key = self._keys.current()[0]
         payload: dict[str, Any] = {
             "b": binding,
             "a": state.answers,
@@ -213,7 +207,7 @@ class RequestStateCodec:
         if match is None:
             raise invalid
         kid, body, mac = match.groups()
-        key = self._key_for(kid)
+        key = self._keys.named(kid)
         # The MAC is compared as text in its canonical encoding: base64 decoding is lenient
         # about trailing bits and padding, so comparing decoded bytes would accept variants.
         if key is None or not hmac.compare_digest(mac, self._mac(key, body)):

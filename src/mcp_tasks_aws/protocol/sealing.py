@@ -91,12 +91,6 @@ class Sealer:
         self._audience = audience
         self._clock = clock
 
-    def _current_keys(self, *, refresh: bool = False) -> list[_Key]:
-        return self._keys.current(refresh=refresh)
-
-    def _key_for(self, kid: str) -> _Key | None:
-        return self._keys.named(kid)
-
     def _mac(self, key: _Key, kind: str, body: str) -> str:
         message = f"{self._audience}\x00{kind}.{key.kid}.{body}".encode()
         return _b64(hmac.new(key.mac, message, hashlib.sha256).digest()[:_MAC_BYTES])
@@ -107,7 +101,7 @@ class Sealer:
     def seal(self, kind: str, payload: dict[str, Any], *, expires_at: int) -> str:
         if not _KIND.fullmatch(kind):
             raise ValueError(f"invalid token kind {kind!r}")
-        key = self._current_keys()[0]
+        key = self._keys.current()[0]
         body = _b64(json.dumps({**payload, "exp": expires_at}, separators=(",", ":")).encode())
         return f"{kind}.{key.kid}.{body}.{self._mac(key, kind, body)}"
 
@@ -120,7 +114,7 @@ class Sealer:
         if len(parts) != 4 or parts[0] != kind or len(parts[1]) != _KID_CHARS:
             raise Unsealable()
         _, kid, body, mac = parts
-        key = self._key_for(kid)
+        key = self._keys.named(kid)
         # The MAC is compared in its one canonical spelling: another encoding of the same
         # bytes (different padding bits) would make the token malleable.
         if key is None or not hmac.compare_digest(
