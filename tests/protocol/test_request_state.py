@@ -187,7 +187,7 @@ def test_a_tampered_step_ciphertext_is_refused_even_with_a_valid_mac() -> None:
     raw[-1] ^= 0x01
     payload["s"] = _b64(bytes(raw))
     new_body = _b64(json.dumps(payload).encode())
-    key = codec._key_for(kid)
+    key = codec._keys.named(kid)
     assert key is not None
     forged = f"v2.{kid}.{new_body}.{codec._mac(key, new_body)}"
     # When it is opened, Then the AEAD refuses it
