@@ -1122,6 +1122,7 @@ ENTRY_POINTS = {
             ("server/legacy/methods.py", "LegacyMethods"),
             ("server/legacy/questions.py", "InlineQuestions"),
             ("protocol/request_state.py", "RequestStateCodec"),
+            ("protocol/request_state.py", "DerivedKeys"),
         ],
     ),
     "WorkerFunction": (
