@@ -1,4 +1,4 @@
-"""The task record, task ids and TTL arithmetic, and the status a client sees.
+"""The task record, task ids, the clock and TTL arithmetic, and the status a client sees.
 
 One record per task. Nothing derived is stored: what a client sees (`server.tasks`) is computed
 from the record, and how a record may change is `tasks.transitions` (which builds on this
