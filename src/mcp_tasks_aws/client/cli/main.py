@@ -62,7 +62,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, TextIO
+from typing import Any, ClassVar, NoReturn, TextIO
 
 import anyio
 import httpx2
@@ -561,7 +561,7 @@ def _looks_like_address(value: str) -> bool:
     return "://" not in value and _ADDRESS.match(value) is not None
 
 
-def _usage(parser: argparse.ArgumentParser, message: str) -> None:
+def _usage(parser: argparse.ArgumentParser, message: str) -> NoReturn:
     """A usage error in one line (what is missing or wrong), exit code 2."""
     parser.exit(EXIT_USAGE, f"{parser.prog}: error: {message}\n")
 
