@@ -26,6 +26,7 @@ The deployed functions and the embedded stack read the same variables:
 | `MCP_TASKS_HANDLES` | task handles for clients without tasks (`on`/`off`) | on |
 | `MCP_TASKS_HANDLE_PREFIX` | prefix of the handle tools' names (`task_status`, ...) | none |
 | `MCP_TASKS_INLINE_BUDGET_MS` | how long one inline answer may take (see handles) | 20000 |
+| `MCP_TASKS_STRANDED_AFTER_S` | idle time after which the sweeper fails a task nothing ran | 1800 |
 
 Handles (`server.handles`): a client without tasks gets an ordinary result naming the task
 of a task-only tool, or of an optional one whose `expected_seconds` exceed the inline budget;
@@ -78,6 +79,7 @@ class Settings:
     task_handles: bool = True
     handle_tool_prefix: str = ""
     inline_budget_ms: int = 20_000
+    stranded_after_s: int = 1800
     auth: AuthSettings = field(default_factory=AuthSettings)
 
     @classmethod
@@ -107,6 +109,7 @@ class Settings:
             task_handles=_switch("MCP_TASKS_HANDLES", env.get("MCP_TASKS_HANDLES", "on")),
             handle_tool_prefix=env.get("MCP_TASKS_HANDLE_PREFIX", "").strip(),
             inline_budget_ms=int(env.get("MCP_TASKS_INLINE_BUDGET_MS", 20_000)),
+            stranded_after_s=int(env.get("MCP_TASKS_STRANDED_AFTER_S", 1800)),
             auth=AuthSettings.from_env(env),
         )
 

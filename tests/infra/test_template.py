@@ -247,11 +247,11 @@ DAY_MS = 24 * 3600 * 1000
 LOST_STATUSES = {"FAILED", "TIMED_OUT", "ABORTED"}
 
 COMMON_RESOURCES = {
-    "AWS::Lambda::Function": 3,
-    "AWS::IAM::Role": 4,
-    "AWS::Lambda::Permission": 2,
+    "AWS::Lambda::Function": 4,
+    "AWS::IAM::Role": 5,
+    "AWS::Lambda::Permission": 3,
     "AWS::StepFunctions::StateMachine": 1,
-    "AWS::Logs::LogGroup": 5,  # the state machine's, the three functions', API access logs
+    "AWS::Logs::LogGroup": 6,  # the state machine's, the four functions', API access logs
     "AWS::DynamoDB::Table": 1,
     "AWS::S3::Bucket": 1,
     "AWS::ApiGatewayV2::Api": 1,
@@ -260,11 +260,11 @@ COMMON_RESOURCES = {
     "AWS::ApiGatewayV2::Route": 1,
     # in every AuthMode, so that no switch deletes it (test_auth_mode_switch.py)
     "AWS::ApiGatewayV2::Authorizer": 1,
-    "AWS::Events::Rule": 1,
-    # API 5xx, failed executions, function errors, throttles, reconcile dead letters
-    "AWS::CloudWatch::Alarm": 5,
-    # the reconciler's retries and dead-letter queue; the worker's direct legs
-    "AWS::Lambda::EventInvokeConfig": 2,
+    "AWS::Events::Rule": 2,  # lost executions; the sweeper's schedule
+    # API 5xx, failed executions, function errors, throttles, reconcile dead letters, sweeps
+    "AWS::CloudWatch::Alarm": 6,
+    # the reconciler's retries and dead-letter queue; the worker's direct legs; the sweeper's
+    "AWS::Lambda::EventInvokeConfig": 3,
     "AWS::SQS::Queue": 1,
     "AWS::SQS::QueuePolicy": 1,
 }
@@ -645,7 +645,11 @@ def test_state_machine_logs_and_traces(default_stack: Stack) -> None:
 def test_lost_execution_rule_matches_this_state_machine(
     default_stack: Stack, template: dict[str, Any]
 ) -> None:
-    (rule,) = default_stack.resources("AWS::Events::Rule").values()
+    (rule,) = [
+        spec
+        for spec in default_stack.resources("AWS::Events::Rule").values()
+        if "EventPattern" in spec["Properties"]
+    ]
     pattern = rule["Properties"]["EventPattern"]
     assert pattern["source"] == ["aws.states"]
     assert pattern["detail-type"] == ["Step Functions Execution Status Change"]
@@ -699,6 +703,53 @@ def test_direct_legs_are_never_retried_and_their_failures_reach_the_reconciler(
     assert api["Environment"]["Variables"]["MCP_TASKS_WORKER_FUNCTION"] == {"Ref": "WorkerFunction"}
     # And the reconcile handler reads the destination record
     assert "lost_direct_leg" in (ROOT / "handlers" / "reconcile.py").read_text()
+
+
+def test_the_sweeper_runs_on_schedule_reads_only_its_sparse_index_and_is_alarmed(
+    stack: Stack, template: dict[str, Any]
+) -> None:
+    resources = stack.resources()
+    table = resources["TaskTable"]["Properties"]
+    (index,) = [i for i in table["GlobalSecondaryIndexes"] if i["IndexName"] == "UnstartedIndex"]
+    # Keyed by the attribute only unstarted tasks carry (aws/dynamodb_items.py), keys only.
+    assert index["KeySchema"] == [
+        {"AttributeName": "unstartedShard", "KeyType": "HASH"},
+        {"AttributeName": "lastUpdatedAt", "KeyType": "RANGE"},
+    ]
+    assert index["Projection"] == {"ProjectionType": "KEYS_ONLY"}
+    from mcp_tasks_aws.aws.dynamodb import UNSTARTED_INDEX
+    from mcp_tasks_aws.aws.dynamodb_items import UNSTARTED_SHARD
+
+    assert (UNSTARTED_INDEX, UNSTARTED_SHARD) == ("UnstartedIndex", "unstartedShard")
+    # On the schedule the parameter gives, never retried (the next sweep is), failures parked.
+    (rule,) = [
+        spec["Properties"]
+        for spec in stack.resources("AWS::Events::Rule").values()
+        if "ScheduleExpression" in spec["Properties"]
+    ]
+    assert rule["ScheduleExpression"] == {"Ref": "SweepSchedule"}
+    assert rule["Targets"][0]["Arn"] == {"Fn::GetAtt": ["SweepFunction", "Arn"]}
+    (config,) = [
+        c["Properties"]
+        for c in stack.resources("AWS::Lambda::EventInvokeConfig").values()
+        if c["Properties"]["FunctionName"] == {"Ref": "SweepFunction"}
+    ]
+    assert config["MaximumRetryAttempts"] == 0
+    assert config["DestinationConfig"] == {
+        "OnFailure": {"Destination": {"Fn::GetAtt": ["ReconcileDeadLetters", "Arn"]}}
+    }
+    # Its bound reaches the code, and stays above the longest leg.
+    function = resources["SweepFunction"]["Properties"]
+    variables = function["Environment"]["Variables"]
+    assert variables["MCP_TASKS_STRANDED_AFTER_S"] == {"Ref": "StrandedAfterSeconds"}
+    bound = template["Parameters"]["StrandedAfterSeconds"]
+    assert bound["MinValue"] > template["Parameters"]["WorkerTimeoutSeconds"]["MaxValue"]
+    # Its errors are alarmed.
+    alarm = stack.choose(resources["SweepErrorsAlarm"]["Properties"])
+    assert alarm["MetricName"] == "Errors"
+    assert alarm["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": "SweepFunction"}}]
+    topic = stack.values["AlarmTopicArn"]
+    assert alarm.get("AlarmActions", []) == ([{"Ref": "AlarmTopicArn"}] if topic else [])
 
 
 def test_alarms_watch_the_api_and_the_executions(stack: Stack) -> None:
@@ -914,12 +965,19 @@ EXPECTED_ACTIONS = {
         "s3:PutObject",
     },
     "ReconcileFunction": {"dynamodb:UpdateItem"},
+    "SweepFunction": {
+        "dynamodb:Query",
+        "dynamodb:BatchGetItem",
+        "dynamodb:UpdateItem",
+        "states:DescribeExecution",
+    },
 }
 # Granted for what Lambda does on a function's behalf, not for calls its code makes: each
 # function's on-failure destination is sent as the function (the reconciler's dead letters, the
 # worker's failed direct legs to the reconciler).
 PLATFORM_ACTIONS = {
     "ReconcileFunction": {"sqs:SendMessage"},
+    "SweepFunction": {"sqs:SendMessage"},
     "WorkerFunction": {"lambda:InvokeFunction"},
 }
 STATE_MACHINE_ACTIONS = {"lambda:InvokeFunction"} | STAR_RESOURCE["DeliverLogs"][0]
@@ -1030,6 +1088,7 @@ def test_a_function_may_invoke_only_what_it_must(default_stack: Stack) -> None:
         "ApiFunction": [{"Fn::GetAtt": ["WorkerFunction", "Arn"]}],
         "WorkerFunction": [{"Fn::GetAtt": ["ReconcileFunction", "Arn"]}],
         "ReconcileFunction": [],
+        "SweepFunction": [],
     }
 
 
@@ -1060,7 +1119,11 @@ def test_scoped_resources_belong_to_this_stack(default_stack: Stack) -> None:
     machine = f"arn:aws:states:us-east-1:{account}:stateMachine:mcp-tasks-{STACK_UUID}"
     allowed = {
         "secretsmanager": [secret],
-        "dynamodb": [arns[("TaskTable", "Arn")], arns[("TaskTable", "Arn")] + "/index/OwnerIndex"],
+        "dynamodb": [
+            arns[("TaskTable", "Arn")],
+            arns[("TaskTable", "Arn")] + "/index/OwnerIndex",
+            arns[("TaskTable", "Arn")] + "/index/UnstartedIndex",
+        ],
         "s3": [f"arn:aws:s3:::stk-resultbucket/{prefix}*"],
         "states": [machine, machine.replace(":stateMachine:", ":execution:") + ":*"],
         # The state machine's LambdaInvokePolicy covers the worker's versions too (`...*`).
@@ -1141,6 +1204,11 @@ ENTRY_POINTS = {
             ("tasks/reconcile.py", "settle_lost_execution"),
             ("tasks/reconcile.py", "settle_lost_direct_leg"),
         ],
+    ),
+    "SweepFunction": (
+        "handlers/sweep.py",
+        "sweep_stranded",
+        [("tasks/sweep.py", "sweep_stranded")],
     ),
 }
 

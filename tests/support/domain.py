@@ -91,6 +91,10 @@ class RecordingRunner:
     def stop(self, task_id: str) -> None:
         self._record("stop", task_id)
 
+    def is_running(self, task_id: str) -> bool:
+        self._record("is_running", task_id)
+        return task_id in self.started
+
     def named(self, name: str) -> list[str]:
         return [subject for call, subject in self.calls if call == name]
 

@@ -41,6 +41,7 @@ def every_move(leg: int = 1) -> dict[str, tuple[t.Guard, t.Changes]]:
         "fail": t.fail(leg, {"code": -32603, "message": "x"}, NOW),
         "lose": t.lose({"code": -32603, "message": "lost"}, NOW),
         "lose_direct": t.lose_direct({"code": -32603, "message": "lost"}, NOW),
+        "lose_stranded": t.lose_stranded(make_record(), {"code": -32603, "message": "x"}, NOW),
     }
 
 
@@ -62,6 +63,7 @@ def test_each_move_is_fenced_by_what_the_table_says() -> None:
         assert (guard.leg is not None) is ("leg" in fences), name
         assert bool(guard.outstanding) is ("keys" in fences), name
         assert (guard.held_by == "direct") is ("direct" in fences), name
+        assert (guard.version is not None) is ("version" in fences), name
 
 
 def test_no_move_leaves_a_terminal_status() -> None:
@@ -127,6 +129,10 @@ def test_a_move_ends_in_its_target_status(move: str, target: str) -> None:
         (make_record(held_by="direct"), t.lose_direct({}, NOW)[0], True),
         (waiting("a", held_by="direct"), t.lose_direct({}, NOW)[0], True),
         (waiting("a"), t.lose_direct({}, NOW)[0], False),
+        # the sweeper fails only what it read: still leg 0, nothing shown changed since
+        (make_record(version=2), t.lose_stranded(make_record(version=2), {}, NOW)[0], True),
+        (make_record(version=3), t.lose_stranded(make_record(version=2), {}, NOW)[0], False),
+        (make_record(leg=1), t.lose_stranded(make_record(), {}, NOW)[0], False),  # claimed
     ],
 )
 def test_guard_parts(record: TaskRecord, guard: t.Guard, allowed: bool) -> None:

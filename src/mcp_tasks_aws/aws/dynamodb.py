@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from mcp_tasks_aws.aws.dynamodb_expressions import Placeholders, condition, update
 from mcp_tasks_aws.aws.dynamodb_items import (
+    UNSTARTED_SHARD,
+    UNSTARTED_SHARDS,
     decode,
     decode_summary,
     encode,
@@ -42,6 +44,7 @@ ITEM_LIMIT_BYTES: Final = 400 * 1024
 _ITEM_MARGIN_BYTES: Final = 8 * 1024
 """Room kept for what a later write adds (status message, timestamps) and for estimate error."""
 OWNER_INDEX: Final = "OwnerIndex"
+UNSTARTED_INDEX: Final = "UnstartedIndex"
 
 
 def room_for_result(record: TaskRecord) -> int:
@@ -85,7 +88,8 @@ class DynamoChangeFeed:
 
 
 class DynamoTaskStore:
-    """TaskStore on one DynamoDB table keyed by `taskId`, with `OwnerIndex` for listings.
+    """TaskStore on one DynamoDB table keyed by `taskId`, with `OwnerIndex` for listings and
+    the sparse `UnstartedIndex` for the sweeper (see `aws.dynamodb_items`).
 
     `clock` (epoch milliseconds) decides which tasks a listing leaves out as expired.
     """
@@ -227,6 +231,38 @@ class DynamoTaskStore:
         ]
         last = response.get("LastEvaluatedKey")
         return Page(tasks, _position(last) if last else None)
+
+    def unstarted(self, updated_before_ms: int, limit: int) -> list[str]:
+        # One Query per shard, reading only index keys: the index holds just the tasks no leg
+        # ran yet (a healthy one leaves it within seconds, or when its first leg ends), so a
+        # sweep costs 16 small Queries however many tasks the table keeps.
+        found: list[str] = []
+        for shard in UNSTARTED_SHARDS:
+            request: dict[str, Any] = {
+                "TableName": self.table,
+                "IndexName": UNSTARTED_INDEX,
+                "KeyConditionExpression": "#shard = :shard AND #updated < :before",
+                "ExpressionAttributeNames": {
+                    "#shard": UNSTARTED_SHARD,
+                    "#updated": "lastUpdatedAt",
+                },
+                "ExpressionAttributeValues": {
+                    ":shard": string(shard),
+                    ":before": number(updated_before_ms),
+                },
+                "Limit": limit - len(found),
+            }
+            while len(found) < limit:
+                with throttling_as_busy():
+                    response = self.client.query(**request)
+                found += [item["taskId"]["S"] for item in response.get("Items", [])]
+                last = response.get("LastEvaluatedKey")
+                if not last:
+                    break
+                request |= {"ExclusiveStartKey": last, "Limit": limit - len(found)}
+            if len(found) >= limit:
+                break
+        return found[:limit]
 
 
 def _position(key: dict[str, Any]) -> str:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from mcp_tasks_aws.aws.dynamodb_items import number, requests_value, string
+from mcp_tasks_aws.aws.dynamodb_items import UNSTARTED_SHARD, number, requests_value, string
+from mcp_tasks_aws.protocol.names import TERMINAL_STATUSES
 from mcp_tasks_aws.tasks.model import encode_json
 from mcp_tasks_aws.tasks.transitions import (
     AddAsked,
@@ -76,6 +77,9 @@ def condition(guard: Guard, expr: Placeholders) -> str:
         parts.append(f"{expr.name('heldBy')} = {expr.value(string('direct'))}")
     elif guard.held_by is not None:
         raise ValueError(f"no condition for held_by={guard.held_by!r}")
+    if guard.version is not None:
+        # Version fencing: nothing a client sees changed since the writer read the record.
+        parts.append(f"{expr.name('version')} = {expr.value(number(guard.version))}")
     if guard.alive_at_s is not None:
         # Native TTL deletes late: an expired item still exists but must not change.
         expires = expr.name("expiresAt")
@@ -99,6 +103,15 @@ def _stored(field: str, value: Any) -> dict[str, Any]:
     if field == "tool_error":
         return {"BOOL": bool(value)}
     return string(str(value))
+
+
+def _leaves_unstarted(changes: Changes) -> bool:
+    """Whether after `changes` some leg has run the task (the leg moved on) or it has ended."""
+    return any(
+        isinstance(op, NextLeg)
+        or (isinstance(op, Put) and op.field == "status" and op.value in TERMINAL_STATUSES)
+        for op in changes.ops
+    )
 
 
 def update(changes: Changes, expr: Placeholders) -> str:
@@ -128,6 +141,9 @@ def update(changes: Changes, expr: Placeholders) -> str:
                 adds.append(f"{expr.name('askedKeys')} {expr.value({'SS': sorted(op.keys)})}")
         elif isinstance(op, NextLeg):
             sets.append(f"{expr.name('leg')} = {expr.name('leg')} + {expr.value(number(op.steps))}")
+    if _leaves_unstarted(changes):
+        # Out of the sparse UnstartedIndex: a leg has run the task, or it is over.
+        removes.append(expr.name(UNSTARTED_SHARD))
     clauses = [f"SET {', '.join(sets)}"]
     if removes:
         clauses.append(f"REMOVE {', '.join(removes)}")

@@ -20,15 +20,27 @@ ever turns into a Decimal. Item layout:
 | pollIntervalMaxMs | N | the longest suggested poll interval as the task ages (absent: fixed) |
 | result / resultRef / error | S | outcome (resultRef points into the result bucket) |
 | toolError | BOOL | present (true) when the result is a tool error (`OwnerIndex` shows it) |
+| unstartedShard | S | only while no leg ever ran the task (active, leg 0): `UnstartedIndex` |
+
+`UnstartedIndex` is sparse: `unstartedShard` (the task id's first hex digit, 16 shards) is
+written with a new task and removed by the first move that moves the leg on (`claim`, `park`)
+or ends the task (`aws.dynamodb_expressions.update`). The sweeper (`tasks.sweep`) reads it to
+find tasks nothing ever ran, keyed by `lastUpdatedAt`, without a Scan.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
-from mcp_tasks_aws.protocol.names import TaskStatus
+from mcp_tasks_aws.protocol.names import ACTIVE_STATUSES, TaskStatus
 from mcp_tasks_aws.tasks.model import TaskRecord, TaskSummary, encode_json, shown_status
+
+UNSTARTED_SHARD: Final = "unstartedShard"
+UNSTARTED_SHARDS: Final = "0123456789abcdef"
+"""Task ids are lowercase hex: their first digit spreads `UnstartedIndex` over 16 partition
+keys, so creating tasks fast never makes one index partition hot (each takes about 1,000
+writes a second)."""
 
 
 def string(value: str) -> dict[str, Any]:
@@ -79,6 +91,8 @@ def encode(record: TaskRecord) -> dict[str, Any]:
         item["pollIntervalMaxMs"] = number(record.poll_interval_max_ms)
     if record.asked_keys:
         item["askedKeys"] = {"SS": sorted(record.asked_keys)}
+    if record.status in ACTIVE_STATUSES and record.leg == 0:
+        item[UNSTARTED_SHARD] = string(record.task_id[:1])
     if record.held_by != "execution":  # absent reads as execution (items from before)
         item["heldBy"] = string(record.held_by)
     optional = {

@@ -3,8 +3,9 @@
 The execution name is the task id, so a retried start cannot run the tool twice (a second
 start answers ExecutionAlreadyExists, which is success here). Legs talk to the execution only
 through task tokens: `resume` after answers, `end_leg` when the task is over, `interrupt` on
-cancel while waiting for input. A token that is no longer valid (someone else used it, or the
-execution ended) is reported as False, never raised.
+cancel while waiting for input; the sweeper asks whether a task's execution `is_running`. A
+token that is no longer valid (someone else used it, or the execution ended) is reported as
+False, never raised.
 """
 
 from __future__ import annotations
@@ -71,6 +72,16 @@ class StepFunctionsRunner:
                 return False
             raise
         return True
+
+    def is_running(self, task_id: str) -> bool:
+        try:
+            with throttling_as_busy():
+                described = self.client.describe_execution(executionArn=self.execution_arn(task_id))
+        except Exception as exc:
+            if _code(exc) == "ExecutionDoesNotExist":
+                return False
+            raise
+        return described["status"] == "RUNNING"
 
     def stop(self, task_id: str) -> None:
         try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from mcp_tasks_aws.protocol.names import ACTIVE_STATUSES
 from mcp_tasks_aws.tasks.exceptions import TaskAlreadyExists
 from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, now_ms
 from mcp_tasks_aws.tasks.ports import Applied, Page
@@ -87,6 +88,15 @@ class InMemoryTaskStore:
         tasks = [r.summary() for r in page if not r.is_expired(now)]
         last = page[-1] if page else None
         return Page(tasks, f"{last.created_at}/{last.task_id}" if more and last else None)
+
+    def unstarted(self, updated_before_ms: int, limit: int) -> list[str]:
+        self._enter("unstarted", "")
+        with self._lock:
+            found = sorted(
+                (r for r in self._records.values() if r.status in ACTIVE_STATUSES and r.leg == 0),
+                key=lambda r: (r.updated_at, r.task_id),
+            )
+        return [r.task_id for r in found if r.updated_at < updated_before_ms][:limit]
 
     # -- test helpers -----------------------------------------------------------------------------
 

@@ -75,6 +75,12 @@ class TaskStore(Protocol):
         """
         ...
 
+    def unstarted(self, updated_before_ms: int, limit: int) -> list[str]:
+        """Ids of at most `limit` active tasks no leg ever ran (leg 0), last updated before
+        `updated_before_ms`: the sweeper's candidates (read again, consistently, before it
+        decides; the index behind it may lag)."""
+        ...
+
 
 class ChangeFeed(Protocol):
     """Versions of what `notifications/*/list_changed` announce, shared by every function."""
@@ -109,6 +115,10 @@ class Runner(Protocol):
 
     def stop(self, task_id: str) -> None:
         """Stop the task's execution, if it is still running."""
+        ...
+
+    def is_running(self, task_id: str) -> bool:
+        """Whether the task's execution exists and is still running."""
         ...
 
 

@@ -30,6 +30,9 @@ with the pure functions :func:`allows` and :func:`applied` at the bottom of this
                                                                      execution ended)
     lose_direct  active          failed           direct             error (the reconciler: a
                                                                      direct leg's invoke failed)
+    lose_stranded active         failed           leg 0, version     error (the sweeper: nothing
+                                                                     ever ran the task, and no
+                                                                     execution runs it)
 
     active = working or input_required; waiting = input_required.
     direct = the task is held by its direct leg (`heldBy` direct), no execution holds it yet.
@@ -41,7 +44,10 @@ the tool and ends it (`complete`, `fail`: no execution at all) or `park`s it wit
 starts the execution; that execution's first leg `attach`es its token and holds the task from
 then on. The reconciler settles what no one will end: `lose` after an execution ended, and
 `lose_direct` after a direct invoke failed (a crash, a timeout, an event too old), which holds
-only while no execution holds the task.
+only while no execution holds the task. The sweeper (`tasks.sweep`) settles what even the
+reconciler never hears of: a task whose start failed and whose compensating `fail` failed too
+(`lose_stranded`, fenced by the leg 0 and the version it read, so a leg that started or wrote
+since wins).
 
 Consequences worth knowing by heart:
 - **Terminal is final.** No move starts from completed, failed or cancelled, so whichever of
@@ -84,7 +90,7 @@ WAITING: Final = frozenset({"input_required"})
 
 WORKING: Final = frozenset({"working"})
 
-Fence = Literal["owner", "leg", "keys", "direct"]
+Fence = Literal["owner", "leg", "keys", "direct", "version"]
 FIRST_LEG: Final = 0
 
 
@@ -92,7 +98,8 @@ class Move(NamedTuple):
     """One allowed move: the statuses it may start from, the status it ends in, who may make it.
 
     `fenced_by` names the guard parts beyond the statuses: the task's `owner`, the `leg` that
-    may write, `keys` still outstanding, or `direct` (no execution holds the task yet).
+    may write, `keys` still outstanding, `direct` (no execution holds the task yet), or the
+    `version` the writer read (nothing a client sees changed since).
     """
 
     sources: frozenset[str]
@@ -112,6 +119,7 @@ MOVES: Final[Mapping[str, Move]] = {
     "fail": Move(ACTIVE, "failed", ("leg",)),
     "lose": Move(ACTIVE, "failed", ()),
     "lose_direct": Move(ACTIVE, "failed", ("direct",)),
+    "lose_stranded": Move(ACTIVE, "failed", ("leg", "version")),
 }
 
 
@@ -135,6 +143,8 @@ class Guard(NamedTuple):
     """The task has not expired at this epoch second (unlimited tasks never expire)."""
     outstanding: tuple[Outstanding, ...] = ()
     held_by: HeldBy | None = None
+    version: int | None = None
+    """The record's `version` is still this one (no move a client sees landed since)."""
 
 
 # -- changes -----------------------------------------------------------------------------------
@@ -370,6 +380,20 @@ def lose_direct(error: dict[str, Any], now_ms: int) -> tuple[Guard, Changes]:
     return _guard("lose_direct", held_by="direct"), _ending("lose_direct", now_ms, ops)
 
 
+def lose_stranded(seen: TaskRecord, error: dict[str, Any], now_ms: int) -> tuple[Guard, Changes]:
+    """Nothing ever ran the task (`seen` is still at leg 0) and no execution runs it: its start
+    failed, and so did the write that should have failed it (the sweeper).
+
+    Fenced by the leg and the version `seen` has: a direct leg that claims the task meanwhile
+    (`claim` moves the leg on) or any write a client sees (a first leg's report) wins, and the
+    sweep leaves the task alone.
+    """
+    if seen.leg != FIRST_LEG:
+        raise ValueError("only a task no leg ever ran can be stranded")
+    guard = _guard("lose_stranded", leg=FIRST_LEG, version=seen.version)
+    return guard, _ending("lose_stranded", now_ms, _failure(error))
+
+
 # -- the semantics every store must honour -----------------------------------------------------
 
 
@@ -382,6 +406,8 @@ def allows(guard: Guard, record: TaskRecord) -> bool:
     if guard.leg is not None and record.leg != guard.leg:
         return False
     if guard.held_by is not None and record.held_by != guard.held_by:
+        return False
+    if guard.version is not None and record.version != guard.version:
         return False
     expires = record.expires_at
     if guard.alive_at_s is not None and expires is not None and expires <= guard.alive_at_s:

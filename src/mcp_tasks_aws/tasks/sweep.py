@@ -1,0 +1,109 @@
+"""Sweeping stranded tasks (the sweeper function's work, on a schedule).
+
+A task is stranded when nothing will ever end it: its start failed (the direct invoke or the
+execution could not be started) and the compensating `fail` failed too (`TaskService.create`
+tries it a few times). No execution exists, so no reconcile event ever comes; without the
+sweeper the task would stay `working` until its TTL.
+
+A task is stranded when, read consistently:
+- it is active and still at leg 0 (no leg ever claimed or ran it: no holder);
+- it was last updated longer than `stranded_after_ms` ago (a first leg that reports keeps it
+  fresh; a direct event delayed that long is dropped: its claim finds the task failed);
+- it holds no task token, and no execution runs it (`Runner.is_running`; a task created for
+  its direct leg never has one at leg 0, so nothing is asked).
+Then one write (`transitions.lose_stranded`) fails it, fenced by the leg and the version read:
+a leg that claimed it or wrote since wins, and the sweep changes nothing.
+
+Candidates come from `TaskStore.unstarted` (DynamoDB: a sparse index holding only leg-0
+tasks), never from a scan of the table (docs/cost-and-scale.md).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Final, NamedTuple
+
+from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR
+from mcp_tasks_aws.protocol.names import ACTIVE_STATUSES
+from mcp_tasks_aws.tasks import transitions
+from mcp_tasks_aws.tasks.model import TaskRecord, now_ms
+from mcp_tasks_aws.tasks.ports import Runner, TaskStore
+
+logger = logging.getLogger(__name__)
+
+STRANDED_MESSAGE: Final = "The task was never started: nothing ran it, and its start failed"
+STRANDED_ERROR: Final = {"code": INTERNAL_ERROR, "message": STRANDED_MESSAGE}
+DEFAULT_STRANDED_AFTER_MS: Final = 30 * 60 * 1000
+"""Longer than a worker leg may run (900 s at most), so a first leg still running in its
+execution is never mistaken for a stranded task even if the execution check were wrong."""
+SWEEP_BATCH: Final = 100
+"""Candidates read per consistent batch read (BatchGetItem takes at most 100 keys)."""
+MAX_SWEPT: Final = 1000
+"""Candidates looked at per sweep; more wait for the next one (the index is drained oldest first
+within each shard)."""
+
+
+class Swept(NamedTuple):
+    """What one sweep did: candidates looked at, tasks failed, and settlements that failed."""
+
+    candidates: int
+    failed: list[str]
+    errors: int
+
+
+class SweepIncomplete(RuntimeError):
+    """Some stranded task could not be settled (a fault); the next sweep tries it again."""
+
+
+def is_stranded(record: TaskRecord, now: int, stranded_after_ms: int) -> bool:
+    """Whether, from the record alone, nothing ever ran the task and it was left long enough."""
+    return (
+        record.status in ACTIVE_STATUSES
+        and record.leg == transitions.FIRST_LEG
+        and record.task_token is None
+        and record.updated_at <= now - stranded_after_ms
+        and not record.is_expired(now)
+    )
+
+
+def sweep_stranded(
+    store: TaskStore,
+    runner: Runner,
+    *,
+    stranded_after_ms: int = DEFAULT_STRANDED_AFTER_MS,
+    clock: Callable[[], int] = now_ms,
+    limit: int = MAX_SWEPT,
+) -> Swept:
+    """Fail every stranded task among the candidates; raise SweepIncomplete (after trying all)
+    if any could not be settled, so the function's error alarm sees a sweep that keeps failing.
+    """
+    now = clock()
+    # `unstarted` takes tasks updated strictly before its bound; is_stranded includes it.
+    candidates = store.unstarted(now - stranded_after_ms + 1, limit)
+    failed: list[str] = []
+    errors = 0
+    for start in range(0, len(candidates), SWEEP_BATCH):
+        batch = candidates[start : start + SWEEP_BATCH]
+        for record in store.get_many(batch).values():
+            if not is_stranded(record, now, stranded_after_ms):
+                continue  # claimed, ended or written since the index was read
+            try:
+                if record.held_by == "execution" and runner.is_running(record.task_id):
+                    continue  # its first leg runs in an execution: the reconciler's, if lost
+                outcome = store.apply(
+                    record.task_id, *transitions.lose_stranded(record, STRANDED_ERROR, clock())
+                )
+            except Exception:
+                errors += 1
+                logger.warning(
+                    "task %s: settling it as stranded failed", record.task_id, exc_info=True
+                )
+                continue
+            if outcome is not None and outcome.changed:
+                failed.append(record.task_id)
+                logger.warning("task %s was stranded (never started): failed", record.task_id)
+    swept = Swept(len(candidates), failed, errors)
+    if errors:
+        raise SweepIncomplete(f"{errors} stranded task(s) could not be settled; next sweep retries")
+    return swept
