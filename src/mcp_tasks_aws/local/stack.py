@@ -14,6 +14,9 @@ For the development loop, `main` also (each off in tests unless asked for):
 - puts the current directory on the import path, as `python -m` does, so the console script
   `mcp-tasks-aws-local` finds a tools module next to the user.
 
+Scheduled work runs too: the sweeper (`handlers/sweep.py`) every `sweep_interval_s`, in a
+background thread that `stop` ends (the template's `SweepSchedule`; `sweep()` runs one now).
+
 Configuration is the deployed functions' environment (see `mcp_tasks_aws.config`); what the
 cloud would provide (a request-state secret, fake AWS credentials) is filled in here.
 """
@@ -31,7 +34,7 @@ import socket
 import sys
 import threading
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -57,6 +60,8 @@ MCP_PATH = "/mcp"
 # What API Gateway routes to the API function; the well-known paths exist in AuthMode OAUTH.
 ROUTED_PATHS = frozenset({MCP_PATH, WELL_KNOWN, WELL_KNOWN + MCP_PATH})
 BACKLOG = 2048
+SWEEP_INTERVAL_S = 300.0
+"""How often the embedded stack sweeps, as the template's default `SweepSchedule`."""
 STACK_RESOURCE_VARIABLES = frozenset(
     {
         "MCP_TASKS_TABLE",
@@ -171,8 +176,10 @@ class EmbeddedStack:
         *,
         reload_interval_s: float | None = None,
         access_log: bool = False,
+        sweep_interval_s: float | None = SWEEP_INTERVAL_S,
     ) -> None:
         self.tools_watcher: FileWatcher | None = None
+        self.sweeper: Periodic | None = None
         self._access_log = access_log
         for key, value in POWERTOOLS_LOCAL_DEFAULTS.items():
             os.environ.setdefault(key, value)
@@ -187,6 +194,8 @@ class EmbeddedStack:
         except BaseException:
             self._socket.close()
             raise
+        if sweep_interval_s is not None:
+            self.sweeper = Periodic("local-sweeper", self.sweep, sweep_interval_s)
         if reload_interval_s is not None:
             module = module_name_of(self.settings.tools_module)
             self.tools_watcher = FileWatcher(
@@ -251,6 +260,7 @@ class EmbeddedStack:
             app("WorkerFunction"),
             app("ReconcileFunction"),
         )
+        sweep_handler = _without_metric_backlog("sweep", app("SweepFunction"))
         api_handler = _without_metric_backlog("api", api_app)
         worker_handler = _without_metric_backlog("worker", worker_app)
         reconcile_handler = _without_metric_backlog("reconcile", reconcile_app)
@@ -262,6 +272,7 @@ class EmbeddedStack:
         self.api_handler = api_handler
         self.worker_handler = worker_handler
         self.reconcile_handler = reconcile_handler
+        self.sweep_handler = sweep_handler
         self.aws.register("WorkerFunction", worker_handler)
         # The worker's failed direct legs reach the reconciler as its on-failure destination.
         self.aws.register("ReconcileFunction", reconcile_handler)
@@ -290,6 +301,13 @@ class EmbeddedStack:
         logger.info("reloaded %s: %d tool%s (tasks kept)", spec, count, "" if count == 1 else "s")
         return True
 
+    def sweep(self) -> Any:
+        """Run the sweeper once, as its schedule would (what it returns: its counts)."""
+        from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext
+
+        event = {"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}
+        return self.sweep_handler(event, LocalLambdaContext(function_name="sweep"))
+
     @property
     def url(self) -> str:
         return f"http://{self.host}:{self.port}{MCP_PATH}"
@@ -312,6 +330,8 @@ class EmbeddedStack:
     def start(self) -> EmbeddedStack:
         if self.tools_watcher is not None:
             self.tools_watcher.start()
+        if self.sweeper is not None:
+            self.sweeper.start()
         server = self._uvicorn()
         self._thread = threading.Thread(
             target=server.run, kwargs={"sockets": [self._socket]}, daemon=True
@@ -325,11 +345,15 @@ class EmbeddedStack:
         """Serve in this thread until interrupted (Ctrl-C)."""
         if self.tools_watcher is not None:
             self.tools_watcher.start()
+        if self.sweeper is not None:
+            self.sweeper.start()
         self._uvicorn().run(sockets=[self._socket])
 
     def stop(self) -> None:
         if self.tools_watcher is not None:
             self.tools_watcher.stop()
+        if self.sweeper is not None:  # before moto goes: a sweep in flight finishes first
+            self.sweeper.stop()
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:
@@ -345,6 +369,39 @@ class EmbeddedStack:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class Periodic:
+    """Runs `work` every `interval_s` in a daemon thread until `stop` (which waits for a run in
+    progress). A run that raises is logged; the next one runs on time."""
+
+    def __init__(self, name: str, work: Callable[[], object], interval_s: float) -> None:
+        self._work = work
+        self._interval_s = interval_s
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+        self.runs = 0
+
+    def _loop(self) -> None:
+        while not self._stopping.wait(self._interval_s):
+            try:
+                self._work()
+            except Exception:
+                logger.exception("%s: a run failed", self._thread.name)
+            self.runs += 1
+
+    def start(self) -> None:
+        if not self._thread.is_alive() and not self._stopping.is_set():
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
 
 
 def _listening_socket(host: str, port: int) -> socket.socket:
