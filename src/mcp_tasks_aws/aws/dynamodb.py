@@ -28,7 +28,7 @@ from mcp_tasks_aws.aws.dynamodb_items import (
     shown_status_of,
     string,
 )
-from mcp_tasks_aws.aws.errors import client_error_code, client_error_item, throttling_as_busy
+from mcp_tasks_aws.aws.errors import client_error_code, client_error_item, transient_as_busy
 from mcp_tasks_aws.tasks.exceptions import TaskAlreadyExists, TaskTooLarge
 from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, now_ms
 from mcp_tasks_aws.tasks.ports import Applied, Page
@@ -67,7 +67,7 @@ class DynamoChangeFeed:
         self.table = table_name
 
     def versions(self) -> dict[str, int]:
-        with throttling_as_busy():
+        with transient_as_busy():
             response = self.client.get_item(
                 TableName=self.table, Key={"taskId": string(self.KEY)}, ConsistentRead=True
             )
@@ -77,7 +77,7 @@ class DynamoChangeFeed:
     def bump(self, kind: str) -> None:
         if kind not in ("tools", "prompts"):
             raise ValueError(f"unknown list {kind!r}")
-        with throttling_as_busy():
+        with transient_as_busy():
             self.client.update_item(
                 TableName=self.table,
                 Key={"taskId": string(self.KEY)},
@@ -105,7 +105,7 @@ class DynamoTaskStore:
         return {"taskId": string(task_id)}
 
     def get(self, task_id: str) -> TaskRecord | None:
-        with throttling_as_busy():
+        with transient_as_busy():
             response = self.client.get_item(
                 TableName=self.table, Key=self._key(task_id), ConsistentRead=True
             )
@@ -125,7 +125,7 @@ class DynamoTaskStore:
         request: dict[str, Any] = {self.table: keys}
         items: list[dict[str, Any]] = []
         for _ in range(5):  # unprocessed keys (throttling) are retried a few times
-            with throttling_as_busy():
+            with transient_as_busy():
                 response = self.client.batch_get_item(RequestItems=request)
             items += response.get("Responses", {}).get(self.table, [])
             unprocessed = (response.get("UnprocessedKeys") or {}).get(self.table)
@@ -165,7 +165,7 @@ class DynamoTaskStore:
 
     def put_new(self, record: TaskRecord) -> None:
         try:
-            with throttling_as_busy():
+            with transient_as_busy():
                 self.client.put_item(
                     TableName=self.table,
                     Item=encode(record),
@@ -185,7 +185,7 @@ class DynamoTaskStore:
         check = condition(guard, expr)
         change = update(changes, expr)
         try:
-            with throttling_as_busy():
+            with transient_as_busy():
                 response = self.client.update_item(
                     TableName=self.table,
                     Key=self._key(task_id),
@@ -221,7 +221,7 @@ class DynamoTaskStore:
         }
         if after is not None:
             request["ExclusiveStartKey"] = _start_key(after, owner)
-        with throttling_as_busy():
+        with transient_as_busy():
             response = self.client.query(**request)
         now = self.clock()
         tasks = [
@@ -253,7 +253,7 @@ class DynamoTaskStore:
                 "Limit": limit - len(found),
             }
             while len(found) < limit:
-                with throttling_as_busy():
+                with transient_as_busy():
                     response = self.client.query(**request)
                 found += [item["taskId"]["S"] for item in response.get("Items", [])]
                 last = response.get("LastEvaluatedKey")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from mcp_tasks_aws.aws.errors import throttling_as_busy
+from mcp_tasks_aws.aws.errors import transient_as_busy
 
 if TYPE_CHECKING:
     from mypy_boto3_lambda.client import LambdaClient
@@ -26,7 +26,7 @@ class LambdaDirectLegs:
         self.function_name = function_name
 
     def start(self, task_id: str) -> None:
-        with throttling_as_busy():
+        with transient_as_busy():
             self.client.invoke(
                 FunctionName=self.function_name,
                 InvocationType="Event",

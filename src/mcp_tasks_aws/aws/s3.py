@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Final
 
-from mcp_tasks_aws.aws.errors import client_error_code, throttling_as_busy
+from mcp_tasks_aws.aws.errors import client_error_code, transient_as_busy
 from mcp_tasks_aws.tasks.exceptions import ResultGone
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ class S3ResultStore:
 
     def put(self, task_id: str, body: bytes, expires_at: int | None) -> str:
         key = f"{self.prefix}{retention_folder(expires_at, time.time())}{task_id}.json"
-        with throttling_as_busy():
+        with transient_as_busy():
             self.client.put_object(
                 Bucket=self.bucket, Key=key, Body=body, ContentType="application/json"
             )
@@ -60,7 +60,7 @@ class S3ResultStore:
 
     def get(self, ref: str) -> bytes:
         try:
-            with throttling_as_busy():
+            with transient_as_busy():
                 return self.client.get_object(Bucket=self.bucket, Key=ref)["Body"].read()
         except Exception as exc:
             if client_error_code(exc) in ("NoSuchKey", "404"):

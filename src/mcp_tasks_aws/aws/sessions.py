@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
-from mcp_tasks_aws.aws.errors import client_error_code, throttling_as_busy
+from mcp_tasks_aws.aws.errors import client_error_code, transient_as_busy
 from mcp_tasks_aws.server.legacy.sessions import (
     MAX_SESSION_TASKS,
     CallConflict,
@@ -128,7 +128,7 @@ class DynamoLegacySessionStore:
         return _n(int(self.clock()))
 
     def state(self, sid: str) -> SessionState:
-        with throttling_as_busy():
+        with transient_as_busy():
             item = self.client.get_item(
                 TableName=self.table, Key=session_key(sid), ConsistentRead=True
             ).get("Item")
@@ -145,7 +145,7 @@ class DynamoLegacySessionStore:
         never a reason to read again), CallTooLarge when the item would outgrow 400 KB, any
         other error raised."""
         try:
-            with throttling_as_busy():
+            with transient_as_busy():
                 operation(TableName=self.table, **request)
         except Exception as exc:
             code = client_error_code(exc)
@@ -205,7 +205,7 @@ class DynamoLegacySessionStore:
             raise CallConflict(call.ref)
 
     def parked(self, ref: str) -> ParkedCall | None:
-        with throttling_as_busy():
+        with transient_as_busy():
             item = self.client.get_item(
                 TableName=self.table, Key=call_key(ref), ConsistentRead=True
             ).get("Item")
@@ -255,7 +255,7 @@ class DynamoLegacySessionStore:
         )
 
     def session_tasks(self, sid: str) -> list[str]:
-        with throttling_as_busy():
+        with transient_as_busy():
             item = self.client.get_item(
                 TableName=self.table, Key=tasks_key(sid), ConsistentRead=True
             ).get("Item")

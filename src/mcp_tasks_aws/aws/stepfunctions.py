@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from mcp_tasks_aws.aws.errors import client_error_code, throttling_as_busy
+from mcp_tasks_aws.aws.errors import client_error_code, transient_as_busy
 
 if TYPE_CHECKING:
     from mypy_boto3_stepfunctions.client import SFNClient
@@ -37,7 +37,7 @@ class StepFunctionsRunner:
     def start(self, task_id: str, wait_seconds: int) -> None:
         payload = {"taskId": task_id, "leg": {"outcome": "start", "timeoutSeconds": wait_seconds}}
         try:
-            with throttling_as_busy():
+            with transient_as_busy():
                 self.client.start_execution(
                     stateMachineArn=self.state_machine_arn, name=task_id, input=json.dumps(payload)
                 )
@@ -47,7 +47,7 @@ class StepFunctionsRunner:
 
     def _send_success(self, task_token: str, output: dict[str, Any]) -> bool:
         try:
-            with throttling_as_busy():
+            with transient_as_busy():
                 self.client.send_task_success(taskToken=task_token, output=json.dumps(output))
         except Exception as exc:
             if _code(exc) in _STALE_TOKEN:
@@ -63,7 +63,7 @@ class StepFunctionsRunner:
 
     def interrupt(self, task_token: str) -> bool:
         try:
-            with throttling_as_busy():
+            with transient_as_busy():
                 self.client.send_task_failure(
                     taskToken=task_token, error="TaskCancelled", cause="Cancelled by the client"
                 )
@@ -75,7 +75,7 @@ class StepFunctionsRunner:
 
     def is_running(self, task_id: str) -> bool:
         try:
-            with throttling_as_busy():
+            with transient_as_busy():
                 described = self.client.describe_execution(executionArn=self.execution_arn(task_id))
         except Exception as exc:
             if _code(exc) == "ExecutionDoesNotExist":
@@ -85,7 +85,7 @@ class StepFunctionsRunner:
 
     def stop(self, task_id: str) -> None:
         try:
-            with throttling_as_busy():
+            with transient_as_busy():
                 self.client.stop_execution(
                     executionArn=self.execution_arn(task_id),
                     error="TaskCancelled",

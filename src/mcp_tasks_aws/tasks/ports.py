@@ -14,10 +14,11 @@ from mcp_tasks_aws.tasks.transitions import Changes, Guard
 
 
 class Throttled(Exception):
-    """An AWS service throttled the call, after the SDK's own bounded retries: try later.
+    """An AWS service throttled the call or failed transiently (a 5xx, a timeout), after the
+    SDK's own bounded retries: try later.
 
-    Adapters raise it for throttling errors of any service, so callers can answer "busy"
-    (HTTP 503 with Retry-After) instead of a bare internal error.
+    Adapters raise it for such faults of any service, so callers can answer "busy" (HTTP 503
+    with Retry-After) instead of a bare internal error.
     """
 
     def __init__(self, retry_after_s: int = 1) -> None:

@@ -195,7 +195,7 @@ def test_an_expired_call_is_gone(sessions: LegacySessionStore, clock: Clock) -> 
     assert not sessions.finish(call.ref, round=0)
 
 
-def test_the_dynamodb_store_reports_throttling_as_busy() -> None:
+def test_the_dynamodb_store_reports_transient_as_busy() -> None:
     """A read or write still throttled after the SDK's retries is `ports.Throttled` (answered
     503 with Retry-After), not an internal error; a failed condition stays an answer."""
     from botocore.exceptions import ClientError

@@ -141,7 +141,8 @@ class LegacyEndpoint:
         if resumer is None:
             raise StreamNotFound("Stream not found: unknown Last-Event-ID")
         resumable = Resumable(session, http.principal, state.log_level, deadline=http.deadline)
-        return resumer(resumable, payload, self._rerun(http))
+        with answered_as_errors(Era.LEGACY):  # reading the parked call: 503 if busy
+            return resumer(resumable, payload, self._rerun(http))
 
     def end(self, http: HttpRequest) -> None:
         with answered_as_errors(Era.LEGACY):  # a throttled session table: 503, Retry-After

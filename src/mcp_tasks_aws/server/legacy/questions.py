@@ -69,6 +69,7 @@ from mcp_tasks_aws.server.legacy.sessions import (
     ParkedCall,
 )
 from mcp_tasks_aws.server.tasks import MAX_RESPONSES_BYTES
+from mcp_tasks_aws.tasks.ports import Throttled
 from mcp_tasks_aws.tasks.watch import PollWindow
 from mcp_tasks_aws.tools.journal import ELICIT, LIST_ROOTS, SAMPLE, validate_answer
 
@@ -100,6 +101,8 @@ _MAX_KEPT_OUTCOME_CHARS = 256 * 1024
 _NOT_KEPT = "The call's result was sent once and is too large to be sent again"
 _CLAIM_MARGIN_SECONDS = 5.0
 """How far past its request's deadline a claim holds (the answer's way out, clock skew)."""
+_FINISH_RETRY_DELAYS_S = (0.05, 0.2)
+"""Backoff between tries of the write that ends a resumed call (a busy session table)."""
 
 
 @dataclass(frozen=True)
@@ -311,13 +314,20 @@ class InlineQuestions:
                 yield self.priming(session, current)
                 yield from self._questions(session, current)
                 return
-            if current.ready and self.sessions.claim(
-                current.ref, current.round, self._lease(resumable)
-            ):
-                break
-            if not next(polls, False):
-                return  # the client comes back after `retry` with the same event id
-            current = self.sessions.parked(call.ref)
+            try:
+                if current.ready and self.sessions.claim(
+                    current.ref, current.round, self._lease(resumable)
+                ):
+                    break
+                if not next(polls, False):
+                    return  # the client comes back after `retry` with the same event id
+                current = self.sessions.parked(call.ref)
+            except Throttled:
+                # The session table is busy and nothing ran yet: end the stream as a window
+                # does; the client comes back with the same event id (a claim that landed
+                # unheard lapses with its lease, then that resume runs the round).
+                logger.warning("resuming a legacy call: the session table is busy")
+                return
         request_id = current.request_id
         if current.failure is not None:
             if self._end(current, error_message(request_id, current.failure)):
@@ -363,7 +373,17 @@ class InlineQuestions:
             error, _ = to_error_object(InternalError(_NOT_KEPT))
             kept = error_message(call.request_id, error)
         keep_until = min(call.expires_at, int(time.time()) + _KEEP_OUTCOME_SECONDS)
-        return self.sessions.finish(call.ref, call.round, kept, keep_until)
+        for delay in (*_FINISH_RETRY_DELAYS_S, None):
+            try:
+                return self.sessions.finish(call.ref, call.round, kept, keep_until)
+            except Throttled:
+                if delay is None:
+                    # The round ran and this is its only copy: send it rather than lose it.
+                    # The call stays claimed; its lease lapses and a later resume runs it again.
+                    logger.warning("a legacy call ran but its end could not be recorded")
+                    return True
+                self.sleep(delay)
+        raise AssertionError("unreachable")
 
     def _lease(self, resumable: Resumable) -> int:
         """Until when (epoch seconds) a claim on a round holds: past the request's deadline,
