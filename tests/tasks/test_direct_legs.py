@@ -117,7 +117,13 @@ def test_a_tool_bug_completes_and_a_protocol_fault_fails_without_an_execution() 
 def test_an_execution_that_cannot_be_started_fails_the_parked_task() -> None:
     domain = Domain(direct=True)
     task_id = domain.create("confirm", {"name": "x"})
-    domain.runner.failing.add("start")
+    domain.legs.sleep = lambda _s: None
+
+    def always_failing(name: str, _subject: str) -> None:
+        if name == "start":  # every try (the start is retried: it is safe to repeat)
+            raise RuntimeError("injected start fault")
+
+    domain.runner.before_call = always_failing
     assert domain.run_direct(task_id) == "done"
     record = domain.record(task_id)
     assert (record.status, record.error) == (

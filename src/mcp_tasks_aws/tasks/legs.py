@@ -27,11 +27,12 @@ run at most the worker function's timeout, on either path.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, to_error_object
 from mcp_tasks_aws.tasks import transitions
@@ -58,6 +59,7 @@ MAX_RESULT_BYTES: Final = 4_000_000
 result could never be read back: the task completes with a tool error saying so instead."""
 
 LegOutcome = Literal["parked", "done", "handed_over"]
+_T = TypeVar("_T")
 
 
 _ATTACH_ROUNDS: Final = 100
@@ -126,7 +128,7 @@ class LegRunner:
 
     def run(self, task_id: str, task_token: str) -> LegOutcome:
         """Run the next leg of `task_id` in its execution; returns `parked` or `done`."""
-        record = self.store.get(task_id)
+        record = self._again(lambda: self.store.get(task_id), task_id, "reading it")
         for _ in range(_ATTACH_ROUNDS):
             if record is None or record.is_terminal:
                 self.runner.end_leg(task_token)
@@ -138,7 +140,11 @@ class LegRunner:
             guard, changes = transitions.attach(
                 record.leg, record.input_requests, task_token, self.clock()
             )
-            attached = self.store.apply(task_id, guard, changes)
+            # Safe to repeat: an attach that landed unheard still holds (same leg, same keys
+            # outstanding) and writes the same token again.
+            attached = self._again(
+                functools.partial(self.store.apply, task_id, guard, changes), task_id, "attaching"
+            )
             if attached is not None and attached.changed:
                 return "parked"
             # Refused: an answer, a cancel or an ending came first. Look again: with nothing
@@ -168,7 +174,10 @@ class LegRunner:
             return "done"
         # The tool asked for input: an execution waits for the answers, holding no compute.
         try:
-            self.runner.start(task_id, parked.wait_seconds(self.clock()))
+            # Safe to repeat: the execution is named after the task, so a start that landed
+            # unheard makes the next one ExecutionAlreadyExists, which is success.
+            wait = parked.wait_seconds(self.clock())
+            self._again(lambda: self.runner.start(task_id, wait), task_id, "starting it")
         except Exception:
             logger.exception("task %s: its execution could not be started", task_id)
             error = _error(INTERNAL_ERROR, "The task could not be handed over to its execution")
@@ -247,6 +256,21 @@ class LegRunner:
             record.leg, self.clock(), result_ref=ref, tool_error=tool_error
         )
         self._end(record, *moved)
+
+    def _again(self, call: Callable[[], _T], task_id: str, what: str) -> _T:
+        """`call`, retried with backoff if it fails: only for calls safe to repeat (a read, a
+        start named after the task, an attach). A leg must not fail its task for one
+        transient fault after the client answered. The claim and the park are not retried:
+        one that landed unheard would be refused on a retry, like a duplicate's."""
+        for delay in (*END_RETRY_DELAYS_S, None):
+            try:
+                return call()
+            except Exception:
+                if delay is None:
+                    raise
+                logger.warning("task %s: %s failed; retrying", task_id, what)
+                self.sleep(delay)
+        raise AssertionError("unreachable")
 
     def _end(
         self, record: TaskRecord, guard: transitions.Guard, changes: transitions.Changes

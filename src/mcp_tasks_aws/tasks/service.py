@@ -8,7 +8,9 @@ leaves a task that still answers and still ends:
 - create: put the record, then start its first leg: directly (an asynchronous invoke of the
   worker, no state machine) unless no direct legs are configured or the tool opted out, else
   its execution. If the start fails, the task is failed before the error is answered, so no
-  record stays `working` with nothing to run it.
+  record stays `working` with nothing to run it; if that `fail` is refused because a leg has
+  moved the task on, the start landed and only its answer was lost (a timeout): the task is
+  acknowledged. If the `fail` cannot be written either, the sweeper ends the task later.
 - update: one guarded write records the answers; if nothing is outstanding after it, the
   execution is resumed with the stored token. Only the write that answered the last key sees
   nothing outstanding, so only one caller resumes; a retried update after a failed resume
@@ -155,8 +157,11 @@ class TaskService:
                 self.runner.start(record.task_id, record.wait_seconds(now))
         except Exception as exc:
             # The record exists: end it rather than leave it working with nothing to run it.
-            self._fail_unstarted(record)
-            raise TaskNotStarted() from exc
+            if self._fail_unstarted(record):
+                raise TaskNotStarted() from exc
+            # Refused: a leg has run it already, so the start landed and only its answer was
+            # lost (a timeout). The task runs: acknowledge it rather than orphan it.
+            logger.warning("task %s: its start failed to answer, but the task runs", record.task_id)
         return record
 
     def ttl_for(self, asked_ms: int | None) -> int | None:
@@ -166,18 +171,22 @@ class TaskService:
             return ttl
         return self.max_ttl_ms if ttl is None else min(ttl, self.max_ttl_ms)
 
-    def _fail_unstarted(self, record: TaskRecord) -> None:
-        """Fail a task whose execution could not be started, trying a few times.
+    def _fail_unstarted(self, record: TaskRecord) -> bool:
+        """Fail a task whose execution could not be started, trying a few times; False if the
+        task turned out to have started (a leg moved it on, so the move is refused).
 
         The start already failed (a fault or throttling), so the write that ends the task may
         fail too; nothing else would ever end it (no execution, so no reconcile event), so it
-        is retried with a short backoff before giving up and saying so in the log.
+        is retried with a short backoff before giving up and saying so in the log (the
+        sweeper ends it later, `tasks.sweep`).
         """
         error = {"code": INTERNAL_ERROR, "message": "The task could not be started"}
         for attempt in range(_FAIL_ATTEMPTS):
             try:
-                self.store.apply(record.task_id, *transitions.fail(record.leg, error, self.clock()))
-                return
+                outcome = self.store.apply(
+                    record.task_id, *transitions.fail(record.leg, error, self.clock())
+                )
+                return outcome is None or outcome.changed
             except Exception:
                 if attempt + 1 == _FAIL_ATTEMPTS:
                     logger.error(
@@ -186,8 +195,9 @@ class TaskService:
                         record.task_id,
                         exc_info=True,
                     )
-                    return
+                    return True
                 self.sleep(0.05 * 4**attempt)
+        return True
 
     # -- read ---------------------------------------------------------------------------------
 
