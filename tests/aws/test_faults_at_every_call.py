@@ -281,10 +281,12 @@ def lapse_leases(stack: EmbeddedStack) -> None:
             )
 
 
-def session_with_a_question(stack: EmbeddedStack) -> tuple[LegacySession, bool, bool]:
+def session_with_a_question(
+    stack: EmbeddedStack, reader: DynamoTaskStore
+) -> tuple[LegacySession, bool, bool]:
     """initialize, tools/list, logging/setLevel, a call that asks, its answer, the resume that
-    brings the result, DELETE. Returns the client, whether the answer was acknowledged, and
-    whether the result arrived."""
+    brings the result, a task (listed, its result read), DELETE. Returns the client, whether
+    the answer was acknowledged, and whether the result (and the task's) arrived."""
     client = LegacySession(stack)
     params = {
         "protocolVersion": LEGACY_VERSION,
@@ -317,26 +319,46 @@ def session_with_a_question(stack: EmbeddedStack) -> tuple[LegacySession, bool, 
             got_result = "Hello, A!" in str(resumed.get("body", ""))
             if got_result:
                 break
+    task_ok = session_task(client, reader)
     client.legacy(method="DELETE")
-    return client, answered, got_result
+    return client, answered, got_result and task_ok
+
+
+def session_task(client: LegacySession, reader: DynamoTaskStore) -> bool:
+    """A task-augmented call in the session: acknowledged, it must end, be in the session's
+    tasks/list and give its result (`tasks/result`). True if so, or if never acknowledged."""
+    params = {"name": "slow_compute", "arguments": {"seconds": 0}, "task": {}}
+    created = json.loads(client.request("tools/call", params)["body"])
+    task_id = created.get("result", {}).get("task", {}).get("taskId")
+    if task_id is None:
+        return True
+    if not wait_for(lambda: (r := reader.get(task_id)) is not None and r.is_terminal):
+        return False  # lost: it never ended
+    listed = json.loads(client.request("tasks/list", {})["body"]).get("result", {})
+    if task_id not in [t["taskId"] for t in listed.get("tasks", [])]:
+        return False
+    # Its result, or the error it failed with (a fault at its claim fails it, saying so).
+    result = client.request("tasks/result", {"taskId": task_id})
+    answer = json.loads(result["body"])
+    return int(result["statusCode"]) == 200 and ("result" in answer or answer["error"]["message"])
 
 
 def test_the_session_store_holds_under_a_fault_at_each_call(
-    stack: EmbeddedStack, faults: AwsFaults
+    stack: EmbeddedStack, faults: AwsFaults, reader: DynamoTaskStore
 ) -> None:
-    sites = record_sites(lambda _label: session_with_a_question(stack), faults, "rec-s")
+    sites = record_sites(lambda _label: session_with_a_question(stack, reader), faults, "rec-s")
     operations = {s.operation for s in sites}
     assert {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"} <= operations
     failures = []
     for site in sites:
         for kind in KINDS:
             faults.arm(site, kind)
-            client, answered, got_result = session_with_a_question(stack)
+            client, answered, got_result = session_with_a_question(stack, reader)
             problems = list(client.problems)
             if faults.fired != [site]:
                 problems.append("the fault did not fire")
             if answered and not got_result:
-                problems.append("answer lost: the resume did not bring the result")
+                problems.append("answer lost: a result did not arrive, or a task was not listed")
             if problems:
                 failures.append(f"{site} {kind}: " + "; ".join(problems))
     assert failures == []

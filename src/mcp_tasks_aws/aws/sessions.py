@@ -261,7 +261,8 @@ class DynamoLegacySessionStore:
             ).get("Item")
         if not item or int(item["expiresAt"]["N"]) <= self.clock():
             return []
-        return [entry["S"] for entry in item.get("taskIds", {}).get("L", [])]
+        # Without repeats: an append retried after a timeout may have landed twice.
+        return list(dict.fromkeys(entry["S"] for entry in item.get("taskIds", {}).get("L", [])))
 
     def claim(self, ref: str, round: int, until: int) -> bool:
         # One resume runs a round: the claim is taken only if nobody holds it, or its holder's

@@ -80,6 +80,8 @@ _CURSOR_KIND: Final = "c2"
 """Cursors of a session's task list (c1 were owner-index positions)."""
 _BATCH_READ_KEYS: Final = 100
 """DynamoDB's BatchGetItem takes at most this many keys."""
+_REMEMBER_ATTEMPTS = 2
+"""Tries of the write that adds a new task to its session's list."""
 
 
 class TaskRequest(WireModel):
@@ -119,12 +121,18 @@ class LegacyTaskCreator:
     ) -> dict[str, Any]:
         record = create_task(self.service, call, spec, params, journal, ttl_ms=self.ttl_ms)
         session = resumable_of(call).session
-        try:
-            self.sessions.remember_task(session.sid, record.task_id, session.expires_at)
-        except Exception:
-            # The task exists and runs: failing the call now would make the client create
-            # another. It is only missing from this session's tasks/list.
-            logger.warning("could not add a new task to its session's list", exc_info=True)
+        for attempt in range(_REMEMBER_ATTEMPTS):
+            try:
+                # Once more after a fault: an append that landed unheard repeats the id, and
+                # the list is read without repeats (`session_tasks`).
+                self.sessions.remember_task(session.sid, record.task_id, session.expires_at)
+                break
+            except Exception:
+                if attempt + 1 < _REMEMBER_ATTEMPTS:
+                    continue
+                # The task exists and runs: failing the call now would make the client create
+                # another. It is only missing from this session's tasks/list.
+                logger.warning("could not add a new task to its session's list", exc_info=True)
         from mcp_tasks_aws.server.legacy.task_views import created_wire  # first task request only
 
         return created_wire(record)
