@@ -1,8 +1,9 @@
 """`TaskStore.unstarted`, run against both stores: the in-memory twin and DynamoDB (on moto, the
 table and its sparse `UnstartedIndex` built from template.yaml).
 
-A task is in it from creation until a leg moves it on (`claim`, `park`) or it ends; a report
-at leg 0 keeps it in, with its new update time. Each store answers the same ids.
+A task is in it from creation until a leg claims it, or parks it with a token, or it ends; a
+direct leg that parks it (no token) puts it back until an execution attaches; a report at leg
+0 keeps it in, with its new update time. Each store answers the same ids.
 """
 
 from __future__ import annotations
@@ -52,14 +53,22 @@ def test_only_tasks_no_leg_ran_and_not_ended_are_unstarted(store: TaskStore) -> 
     assert store.apply(completed, *t.complete(0, base + 10, result={"content": []}))
     assert store.apply(cancelled, *t.cancel(ALICE, base + 10))
     assert store.apply(reported, *t.report(0, "busy", base + 20))  # updated at base + 20
+    # A direct leg that asked is back in (no execution holds it) until one attaches.
+    asked = created(store, base + 8, held_by="direct")
+    attached = created(store, base + 9, held_by="direct")
+    for task_id in (asked, attached):
+        assert store.apply(task_id, *t.claim(base + 10))
+        assert store.apply(task_id, *t.park(1, {"a": elicit_request()}, None, {}, base + 10))
+    assert store.apply(attached, *t.attach(2, ["a"], "tok", base + 30))
     mine = {waiting_for_a_leg, direct, claimed, parked, completed, cancelled, reported}
+    mine |= {asked, attached}
 
     def unstarted(before: int) -> set[str]:
         return set(store.unstarted(before, limit=1000)) & mine
 
-    assert unstarted(base + 100) == {waiting_for_a_leg, direct, reported}
+    assert unstarted(base + 100) == {waiting_for_a_leg, direct, reported, asked}
     # Strictly before the bound, by the last update: a report keeps a first leg fresh.
-    assert unstarted(base + 20) == {waiting_for_a_leg, direct}
+    assert unstarted(base + 20) == {waiting_for_a_leg, direct, asked}
     assert unstarted(base + 2) == {waiting_for_a_leg}
     assert unstarted(base + 1) == set()
 

@@ -3,8 +3,9 @@ the sweep that follows fails exactly the task left stranded, never a healthy one
 
 The start path's writes are `TaskService.create`'s: the record (`put_new`), the start of its
 first leg (the direct invoke or the execution), and the compensating `fail` it tries three
-times when the start failed. A task is stranded only when the start and every compensating
-write failed; then only the sweeper ends it, once the bound has passed.
+times when the start failed; and the direct leg's hand-over (`LegRunner.run_direct` starting
+the execution, then failing the task if it cannot). A task is stranded only when the start
+and every compensating write failed; then only the sweeper ends it, once the bound has passed.
 """
 
 from __future__ import annotations
@@ -195,6 +196,32 @@ def test_a_start_that_reached_its_execution_is_not_swept() -> None:
     assert ("is_running", task_id) in domain.runner.calls
 
 
+def test_a_hand_over_whose_start_and_fail_both_fail_is_swept() -> None:
+    # The direct leg asked its question, could not start the execution (even retried), and
+    # could not fail the task either; the reconciler never settled it (its write failed too).
+    domain = domain_on("direct")
+    domain.legs.sleep = lambda _s: None
+    task_id = domain.create("confirm", {"name": "x"})
+    healthy = domain.create("confirm", {"name": "y"})
+    assert domain.run_direct(healthy) == "handed_over"  # its execution runs, not attached yet
+
+    def start_fails(name: str, _subject: str) -> None:
+        if name == "start":
+            raise RuntimeError("injected start fault")
+
+    domain.runner.before_call = start_fails
+    StoreFaults(domain).fail("apply:fail", 4)  # the leg's fail, and its three retries
+    with pytest.raises(RuntimeError):
+        domain.run_direct(task_id)
+    domain.runner.before_call = None
+    record = domain.record(task_id)
+    assert (record.status, record.held_by, record.task_token) == ("input_required", "direct", None)
+    domain.clock.advance(BOUND_MS)
+    assert sweep(domain) == [task_id]
+    assert domain.record(task_id).error == {"code": -32603, "message": STRANDED_MESSAGE}
+    assert domain.record(healthy).status == "input_required"
+
+
 # -- fenced like every other write -------------------------------------------------------------
 
 
@@ -269,6 +296,9 @@ NOW = 10**13
         ({"held_by": "direct"}, True),
         ({"updated_at": NOW - BOUND_MS + 1}, False),  # updated recently
         ({"leg": 1}, False),  # a leg claimed or ran it
+        ({"leg": 1, "held_by": "direct"}, False),  # its direct leg runs (its claim is not dated)
+        ({"leg": 2, "held_by": "direct", "status": "input_required"}, True),  # parked, not handed
+        ({"leg": 2, "status": "input_required"}, False),  # an execution holds it
         ({"task_token": "tok"}, False),  # an execution waits on it
         ({"status": "completed"}, False),
         ({"status": "cancelled"}, False),

@@ -183,7 +183,7 @@ class DynamoTaskStore:
     def apply(self, task_id: str, guard: Guard, changes: Changes) -> Applied | None:
         expr = Placeholders()
         check = condition(guard, expr)
-        change = update(changes, expr)
+        change = update(changes, expr, shard=task_id[:1])
         try:
             with transient_as_busy():
                 response = self.client.update_item(

@@ -105,17 +105,26 @@ def _stored(field: str, value: Any) -> dict[str, Any]:
     return string(str(value))
 
 
-def _leaves_unstarted(changes: Changes) -> bool:
-    """Whether after `changes` some leg has run the task (the leg moved on) or it has ended."""
-    return any(
-        isinstance(op, NextLeg)
-        or (isinstance(op, Put) and op.field == "status" and op.value in TERMINAL_STATUSES)
-        for op in changes.ops
-    )
+def unstarted_after(changes: Changes) -> bool | None:
+    """Whether the task is in `UnstartedIndex` after `changes` (None: as before).
+
+    In it: a task no leg claimed yet (leg 0), or one its direct leg parked without a token (it
+    asked; no execution holds it until one attaches). Out: once a leg claims or parks it with
+    a token, an execution attaches, or it ends.
+    """
+    puts = {op.field: op.value for op in changes.ops if isinstance(op, Put)}
+    if puts.get("status") in TERMINAL_STATUSES or "task_token" in puts or "held_by" in puts:
+        return False
+    if puts.get("status") == "input_required":  # a park without a token: a direct leg's
+        return True
+    if any(isinstance(op, NextLeg) for op in changes.ops):
+        return False  # a claim
+    return None
 
 
-def update(changes: Changes, expr: Placeholders) -> str:
-    """The update expression of a move's changes (see `transitions.applied`)."""
+def update(changes: Changes, expr: Placeholders, shard: str = "0") -> str:
+    """The update expression of a move's changes (see `transitions.applied`); `shard` is the
+    task's `unstartedShard` (see `aws.dynamodb_items`), set again by a direct leg's park."""
     sets = []
     if changes.shown:  # a move a client sees: a listen window reports the version moving
         sets += [
@@ -141,9 +150,11 @@ def update(changes: Changes, expr: Placeholders) -> str:
                 adds.append(f"{expr.name('askedKeys')} {expr.value({'SS': sorted(op.keys)})}")
         elif isinstance(op, NextLeg):
             sets.append(f"{expr.name('leg')} = {expr.name('leg')} + {expr.value(number(op.steps))}")
-    if _leaves_unstarted(changes):
-        # Out of the sparse UnstartedIndex: a leg has run the task, or it is over.
+    unstarted = unstarted_after(changes)
+    if unstarted is False:  # out of the sparse UnstartedIndex
         removes.append(expr.name(UNSTARTED_SHARD))
+    elif unstarted:
+        sets.append(f"{expr.name(UNSTARTED_SHARD)} = {expr.value(string(shard))}")
     clauses = [f"SET {', '.join(sets)}"]
     if removes:
         clauses.append(f"REMOVE {', '.join(removes)}")

@@ -20,12 +20,13 @@ ever turns into a Decimal. Item layout:
 | pollIntervalMaxMs | N | the longest suggested poll interval as the task ages (absent: fixed) |
 | result / resultRef / error | S | outcome (resultRef points into the result bucket) |
 | toolError | BOOL | present (true) when the result is a tool error (`OwnerIndex` shows it) |
-| unstartedShard | S | only while no leg ever ran the task (active, leg 0): `UnstartedIndex` |
+| unstartedShard | S | only while nothing holds the task for good: `UnstartedIndex` |
 
 `UnstartedIndex` is sparse: `unstartedShard` (the task id's first hex digit, 16 shards) is
-written with a new task and removed by the first move that moves the leg on (`claim`, `park`)
-or ends the task (`aws.dynamodb_expressions.update`). The sweeper (`tasks.sweep`) reads it to
-find tasks nothing ever ran, keyed by `lastUpdatedAt`, without a Scan.
+written with a new task, removed when a leg claims it, set again when its direct leg parks it
+without a token (the execution it starts has not attached), and removed for good once an
+execution holds it or it ends (`aws.dynamodb_expressions.unstarted_after`). The sweeper
+(`tasks.sweep`) reads it to find stranded tasks, keyed by `lastUpdatedAt`, without a Scan.
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from mcp_tasks_aws.protocol.names import ACTIVE_STATUSES
 from mcp_tasks_aws.tasks.exceptions import TaskAlreadyExists
 from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, now_ms
 from mcp_tasks_aws.tasks.ports import Applied, Page
@@ -93,7 +92,7 @@ class InMemoryTaskStore:
         self._enter("unstarted", "")
         with self._lock:
             found = sorted(
-                (r for r in self._records.values() if r.status in ACTIVE_STATUSES and r.leg == 0),
+                (r for r in self._records.values() if r.unheld),
                 key=lambda r: (r.updated_at, r.task_id),
             )
         return [r.task_id for r in found if r.updated_at < updated_before_ms][:limit]

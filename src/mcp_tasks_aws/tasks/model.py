@@ -140,6 +140,15 @@ class TaskRecord:
         return self.status in TERMINAL_STATUSES
 
     @property
+    def unheld(self) -> bool:
+        """Active with nothing holding it for good: no leg claimed it yet (leg 0), or its
+        direct leg claimed it, parked it (leg 2 on) and no execution attached a token. What
+        the sweeper looks at (`tasks.sweep`, `UnstartedIndex` in DynamoDB)."""
+        if self.is_terminal or self.task_token is not None:
+            return False
+        return self.leg == 0 or (self.held_by == "direct" and self.leg >= 2)
+
+    @property
     def waiting_on_token(self) -> bool:
         """Parked on a task token with requests outstanding (cancel interrupts that wait)."""
         return bool(self.input_requests) and self.task_token is not None

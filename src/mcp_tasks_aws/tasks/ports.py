@@ -77,8 +77,9 @@ class TaskStore(Protocol):
         ...
 
     def unstarted(self, updated_before_ms: int, limit: int) -> list[str]:
-        """Ids of at most `limit` active tasks no leg ever ran (leg 0), last updated before
-        `updated_before_ms`: the sweeper's candidates (read again, consistently, before it
+        """Ids of at most `limit` active tasks nothing holds for good, last updated before
+        `updated_before_ms`: no leg claimed them (leg 0), or their direct leg parked them and
+        no execution attached. The sweeper's candidates (read again, consistently, before it
         decides; the index behind it may lag)."""
         ...
 

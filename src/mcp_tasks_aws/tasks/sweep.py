@@ -1,18 +1,24 @@
 """Sweeping stranded tasks (the sweeper function's work, on a schedule).
 
-A task is stranded when nothing will ever end it: its start failed (the direct invoke or the
-execution could not be started) and the compensating `fail` failed too (`TaskService.create`
-tries it a few times). No execution exists, so no reconcile event ever comes; without the
-sweeper the task would stay `working` until its TTL.
+A task is stranded when nothing will ever end it: its start failed (the direct invoke, the
+execution, or the execution a direct leg hands over to could not be started) and the
+compensating `fail` failed too. No execution exists, so no reconcile event ever comes (and a
+reconcile that failed for good is parked in its dead-letter queue); without the sweeper the
+task would stay active until its TTL.
 
 A task is stranded when, read consistently:
-- it is active and still at leg 0 (no leg ever claimed or ran it: no holder);
-- it was last updated longer than `stranded_after_ms` ago (a first leg that reports keeps it
-  fresh; a direct event delayed that long is dropped: its claim finds the task failed);
-- it holds no task token, and no execution runs it (`Runner.is_running`; a task created for
-  its direct leg never has one at leg 0, so nothing is asked).
-Then one write (`transitions.lose_stranded`) fails it, fenced by the leg and the version read:
-a leg that claimed it or wrote since wins, and the sweep changes nothing.
+- it is active, holds no task token, and no leg holds it: it is still at leg 0 (no leg ever
+  claimed it), or its direct leg parked it (it asked) and no execution attached;
+- it was last updated longer than `stranded_after_ms` ago, more than a leg may run (a first
+  leg that reports keeps it fresh; a direct event delayed that long is dropped: its claim
+  finds the task failed);
+- no execution runs it (`Runner.is_running`; a task its direct leg created, still at leg 0,
+  cannot have one, so nothing is asked).
+A claimed direct leg still running is never a candidate: its claim stamps no update time, so
+its age says nothing; its end, or its failure (the reconciler's), settles it.
+Then one write (`transitions.lose_stranded`) fails it, fenced by the leg, the version and the
+hold read: a leg that claimed it, an execution that attached or any write since wins, and
+the sweep changes nothing.
 
 Candidates come from `TaskStore.unstarted` (DynamoDB: a sparse index holding only leg-0
 tasks), never from a scan of the table (docs/cost-and-scale.md).
@@ -25,14 +31,13 @@ from collections.abc import Callable
 from typing import Final, NamedTuple
 
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR
-from mcp_tasks_aws.protocol.names import ACTIVE_STATUSES
 from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.model import TaskRecord, now_ms
 from mcp_tasks_aws.tasks.ports import Runner, TaskStore
 
 logger = logging.getLogger(__name__)
 
-STRANDED_MESSAGE: Final = "The task was never started: nothing ran it, and its start failed"
+STRANDED_MESSAGE: Final = "The task was never started, or never handed over: its start failed"
 STRANDED_ERROR: Final = {"code": INTERNAL_ERROR, "message": STRANDED_MESSAGE}
 DEFAULT_STRANDED_AFTER_MS: Final = 30 * 60 * 1000
 """Longer than a worker leg may run (900 s at most), so a first leg still running in its
@@ -57,14 +62,17 @@ class SweepIncomplete(RuntimeError):
 
 
 def is_stranded(record: TaskRecord, now: int, stranded_after_ms: int) -> bool:
-    """Whether, from the record alone, nothing ever ran the task and it was left long enough."""
+    """Whether, from the record alone, no leg holds the task and it was left long enough."""
     return (
-        record.status in ACTIVE_STATUSES
-        and record.leg == transitions.FIRST_LEG
-        and record.task_token is None
+        record.unheld
         and record.updated_at <= now - stranded_after_ms
         and not record.is_expired(now)
     )
+
+
+def _may_have_an_execution(record: TaskRecord) -> bool:
+    """Whether an execution may run the task (a task its direct leg holds at leg 0 cannot)."""
+    return record.held_by == "execution" or record.leg != transitions.FIRST_LEG
 
 
 def sweep_stranded(
@@ -89,8 +97,8 @@ def sweep_stranded(
             if not is_stranded(record, now, stranded_after_ms):
                 continue  # claimed, ended or written since the index was read
             try:
-                if record.held_by == "execution" and runner.is_running(record.task_id):
-                    continue  # its first leg runs in an execution: the reconciler's, if lost
+                if _may_have_an_execution(record) and runner.is_running(record.task_id):
+                    continue  # an execution runs it: the reconciler's, if it is lost
                 outcome = store.apply(
                     record.task_id, *transitions.lose_stranded(record, STRANDED_ERROR, clock())
                 )

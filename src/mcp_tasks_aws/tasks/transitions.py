@@ -30,9 +30,9 @@ with the pure functions :func:`allows` and :func:`applied` at the bottom of this
                                                                      execution ended)
     lose_direct  active          failed           direct             error (the reconciler: a
                                                                      direct leg's invoke failed)
-    lose_stranded active         failed           leg 0, version     error (the sweeper: nothing
-                                                                     ever ran the task, and no
-                                                                     execution runs it)
+    lose_stranded active         failed           leg, version,      error (the sweeper: nothing
+                                                  direct if so read  runs the task, nor will:
+                                                                     see `tasks.sweep`)
 
     active = working or input_required; waiting = input_required.
     direct = the task is held by its direct leg (`heldBy` direct), no execution holds it yet.
@@ -381,16 +381,15 @@ def lose_direct(error: dict[str, Any], now_ms: int) -> tuple[Guard, Changes]:
 
 
 def lose_stranded(seen: TaskRecord, error: dict[str, Any], now_ms: int) -> tuple[Guard, Changes]:
-    """Nothing ever ran the task (`seen` is still at leg 0) and no execution runs it: its start
-    failed, and so did the write that should have failed it (the sweeper).
+    """Nothing runs the task and nothing will: its start failed, and so did the write that
+    should have failed it (the sweeper, `tasks.sweep`, decided so from `seen`).
 
-    Fenced by the leg and the version `seen` has: a direct leg that claims the task meanwhile
-    (`claim` moves the leg on) or any write a client sees (a first leg's report) wins, and the
-    sweep leaves the task alone.
+    Fenced by the leg and the version `seen` has, and, for a task its direct leg held, by that
+    hold: a leg that claims it meanwhile (`claim` moves the leg on), an execution that
+    attaches, or any write a client sees wins, and the sweep leaves the task alone.
     """
-    if seen.leg != FIRST_LEG:
-        raise ValueError("only a task no leg ever ran can be stranded")
-    guard = _guard("lose_stranded", leg=FIRST_LEG, version=seen.version)
+    held = "direct" if seen.held_by == "direct" else None
+    guard = _guard("lose_stranded", leg=seen.leg, version=seen.version, held_by=held)
     return guard, _ending("lose_stranded", now_ms, _failure(error))
 
 
