@@ -39,7 +39,15 @@ if TYPE_CHECKING:
     from mcp_tasks_aws.edge.gate import Edge
     from mcp_tasks_aws.server.legacy.sessions import LegacySessionStore
     from mcp_tasks_aws.tasks.legs import LegRunner
-    from mcp_tasks_aws.tasks.ports import ChangeFeed, DirectLegs, ResultStore, Runner, TaskStore
+    from mcp_tasks_aws.tasks.ports import (
+        ChangeFeed,
+        DirectLegs,
+        ResultStore,
+        Runner,
+        TaskStore,
+        Workflows,
+    )
+    from mcp_tasks_aws.tasks.workflow import WorkflowDoors
 
 
 class App:
@@ -55,11 +63,23 @@ class App:
         self.settings = settings
         self.clients = clients or Clients()
         if toolset is not None:
-            self.__dict__["toolset"] = toolset
+            self.__dict__["toolset"] = self._bound(toolset)
 
     @cached_property
     def toolset(self) -> ToolSet:
-        return load_toolset(self.settings.tools_module)
+        return self._bound(load_toolset(self.settings.tools_module))
+
+    def _bound(self, toolset: ToolSet) -> ToolSet:
+        """`toolset` with its declared tools (if any) calling AWS through this app's clients;
+        tools bound already (the embedded stack binds its local targets first) stay so."""
+        if not any(spec.raw_arguments for spec in toolset.tools.values()):
+            return toolset  # no declared tool: targets are never imported
+        from mcp_tasks_aws.aws.targets import AwsTargets
+        from mcp_tasks_aws.targets.tools import bindings_of
+
+        for binding in bindings_of(toolset):
+            binding.bind_if_unbound(lambda: AwsTargets(self.clients))
+        return toolset
 
     # -- AWS adapters (tasks) -----------------------------------------------------------------
 
@@ -99,6 +119,20 @@ class App:
         return LambdaDirectLegs(client, self.settings.worker_function)
 
     @cached_property
+    def workflows(self) -> Workflows:
+        """Declared workflows' executions (managed Standard machines; `tasks.workflow`)."""
+        from mcp_tasks_aws.aws.targets import StepFunctionsWorkflows  # first use only
+
+        client = cast("SFNClient", LazyClient(self.clients, "stepfunctions"))
+        return StepFunctionsWorkflows(client)
+
+    def workflow_doors(self) -> WorkflowDoors:
+        """What the AskFunction runs: a workflow's questions and reports to its task."""
+        from mcp_tasks_aws.tasks.workflow import WorkflowDoors
+
+        return WorkflowDoors(self.store)
+
+    @cached_property
     def results(self) -> ResultStore | None:
         if not self.settings.result_bucket:
             return None
@@ -131,6 +165,7 @@ class App:
             self.runner,
             direct_legs=self.direct_legs,
             results=self.results,
+            workflows=self.workflows,
             default_ttl_ms=self.settings.default_ttl_ms,
             max_ttl_ms=self.settings.max_ttl_ms,
             default_poll_interval_ms=self.settings.poll_interval_ms,

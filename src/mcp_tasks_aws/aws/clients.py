@@ -38,15 +38,25 @@ class Clients:
                     self._clients[service] = client
         return client
 
-    def _create(self, service: str) -> Any:
+    def credentials(self) -> Any:
+        """The session's credentials (SigV4 signing of HTTP targets), None if it has none."""
+        with self._lock:
+            return self._botocore_session().get_credentials()
+
+    def _botocore_session(self) -> botocore.session.Session:
         import botocore.session
-        from botocore.config import Config
 
         if self._session is None:
             self._session = botocore.session.get_session()
+        return self._session
+
+    def _create(self, service: str) -> Any:
+        from botocore.config import Config
+
+        session = self._botocore_session()
         # Fail fast inside a request; standard mode keeps botocore's retries with backoff.
         config = Config(connect_timeout=2, read_timeout=10, retries={"mode": "standard"})
-        return self._session.create_client(service, config=config)
+        return session.create_client(service, config=config)
 
 
 class LazyClient:

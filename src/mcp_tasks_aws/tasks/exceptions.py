@@ -39,6 +39,19 @@ class TaskNotStarted(TaskError):
     """The task was created but its execution could not be started; the task is failed."""
 
 
+class TargetUnavailable(TaskError):
+    """A managed target (a declared Lambda function, state machine, secret or HTTP API) could not
+    be called: it is missing, throttled or denied. `target` names it, `code` is the AWS error
+    code (or the network failure), and the message says both, for the client to read."""
+
+    def __init__(self, target: str, code: str, detail: str = "") -> None:
+        message = f"{target}: {code}" + (f" ({detail})" if detail else "")
+        super().__init__(message)
+        self.target = target
+        self.code = code
+        self.message = message
+
+
 class TaskTooLarge(TaskError):
     """A write would make the task's record larger than the store allows."""
 

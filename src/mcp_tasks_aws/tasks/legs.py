@@ -210,10 +210,14 @@ class LegRunner:
             error, _ = to_error_object(exc)
             self._end(record, *transitions.fail(record.leg, error, self.clock()))
             return None
-        self._complete(record, result)
+        self.complete(record, result)
         return None
 
-    def _complete(self, record: TaskRecord, result: dict[str, Any]) -> None:
+    def complete(self, record: TaskRecord, result: dict[str, Any]) -> bool:
+        """Complete the task with `result` (offloaded when over the budget); whether it landed.
+
+        Also how a declared workflow's end records its output (`tasks.reconcile`), so a
+        workflow's result takes the same budget and S3 path as a leg's."""
         body = json.dumps(result, separators=(",", ":")).encode()
         if len(body) > MAX_RESULT_BYTES:
             logger.warning("task %s: result of %d bytes refused", record.task_id, len(body))
@@ -227,31 +231,30 @@ class LegRunner:
         if self.result_room is not None:
             budget = min(budget, self.result_room(record))
         if len(body) > budget and self.results is not None:
-            self._offload(record, body, result)
-            return
+            return self._offload(record, body, result)
         try:
-            self._end(record, *transitions.complete(record.leg, self.clock(), result=result))
+            return self._end(record, *transitions.complete(record.leg, self.clock(), result=result))
         except TaskTooLarge:
             # The estimate was wrong (the item grew meanwhile): offload after all.
             if self.results is None:
                 error = _error(INTERNAL_ERROR, "The task's result is too large to keep")
                 self._end(record, *transitions.fail(record.leg, error, self.clock()))
-                return
-            self._offload(record, body, result)
+                return False
+            return self._offload(record, body, result)
 
-    def _offload(self, record: TaskRecord, body: bytes, result: dict[str, Any]) -> None:
+    def _offload(self, record: TaskRecord, body: bytes, result: dict[str, Any]) -> bool:
         assert self.results is not None
         ref = self.results.put(record.task_id, body, record.expires_at)
         tool_error = result.get("isError") is True
         moved = transitions.complete(
             record.leg, self.clock(), result_ref=ref, tool_error=tool_error
         )
-        self._end(record, *moved)
+        return self._end(record, *moved)
 
     def _end(
         self, record: TaskRecord, guard: transitions.Guard, changes: transitions.Changes
-    ) -> None:
-        """Write the leg's outcome, retrying a failed write with backoff before giving up.
+    ) -> bool:
+        """Write the leg's outcome, retrying a failed write with backoff; whether it landed.
 
         The tool has already run: losing this one write would end the task `failed` ("leg
         crashed") and lose a result that exists. A retry is safe because the move is fenced:
@@ -272,6 +275,7 @@ class LegRunner:
         if outcome is not None and not outcome.changed:
             # Cancelled or ended meanwhile: cancellation wins, the outcome is dropped.
             logger.info("task %s ended elsewhere; outcome dropped", record.task_id)
+        return outcome is not None and outcome.changed
 
 
 def _expired() -> dict[str, Any]:

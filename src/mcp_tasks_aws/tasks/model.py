@@ -96,6 +96,14 @@ class TaskRecord:
     """Who runs the task now: its direct leg, or a Step Functions execution (`transitions`)."""
     poll_interval_max_ms: int | None = None
     """The longest `pollIntervalMs` suggested as the task ages (None: always `poll_interval_ms`)."""
+    execution_arn: str | None = None
+    """The declared workflow's execution that *is* the task's work (a managed Standard state
+    machine; None: the tool runs in this server's legs). Set at creation, never changed."""
+
+    @property
+    def runs_workflow(self) -> bool:
+        """Whether a declared workflow's execution does the task's work (see `tasks.workflow`)."""
+        return self.execution_arn is not None
 
     @property
     def expires_at(self) -> int | None:

@@ -123,19 +123,34 @@ def _call(fn: Any, is_async: bool, kwargs: dict[str, Any]) -> Any:
     return fn(**kwargs)
 
 
+def check_declared_arguments(spec: ToolSpec, arguments: dict[str, Any] | None) -> None:
+    """InvalidParams (-32602) naming the argument, when a declared tool's arguments fail its
+    declared `inputSchema` (checked before a call runs inline or becomes a task)."""
+    if not spec.raw_arguments:
+        return
+    problem = _schema_errors(spec, arguments or {})
+    if problem is not None:
+        raise InvalidParams(f"Invalid arguments for tool {spec.name}: {problem}")
+
+
 def run_tool(spec: ToolSpec, arguments: dict[str, Any] | None, ctx: ToolContext) -> dict[str, Any]:
     """Run one leg of a tool; see the module docstring for what may come out."""
-    schema_problem = _schema_errors(spec, arguments or {})
-    if schema_problem is not None:
-        return text_result(
-            f"Invalid arguments for tool {spec.name}: {schema_problem}", is_error=True
-        )
-    try:
-        validated = spec.arguments_model.model_validate(arguments or {})
-    except ValidationError as exc:
-        message = f"Invalid arguments for tool {spec.name}: {_describe_validation_error(exc)}"
-        return text_result(message, is_error=True)
-    kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
+    if spec.raw_arguments:
+        # A declared tool: its declared schema is the only check, and a protocol error.
+        check_declared_arguments(spec, arguments)
+        kwargs: dict[str, Any] = {"arguments": dict(arguments or {})}
+    else:
+        schema_problem = _schema_errors(spec, arguments or {})
+        if schema_problem is not None:
+            return text_result(
+                f"Invalid arguments for tool {spec.name}: {schema_problem}", is_error=True
+            )
+        try:
+            validated = spec.arguments_model.model_validate(arguments or {})
+        except ValidationError as exc:
+            message = f"Invalid arguments for tool {spec.name}: {_describe_validation_error(exc)}"
+            return text_result(message, is_error=True)
+        kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
     if spec.context_param:
         kwargs[spec.context_param] = ctx
     try:
