@@ -18,8 +18,9 @@ install: $(STAMP)
 
 ## Serve the embedded stack at http://$(HOST):$(PORT)/mcp (Ctrl-C stops it).
 ## AUTH=oauth: sign-in required, with a local authorization server next to it.
+## TOOLS=...: the tools to serve, a module or a declaration (examples/managed/tools.yaml).
 run: $(STAMP)
-	HOST=$(HOST) PORT=$(PORT) $(if $(AUTH),MCP_TASKS_AUTH_MODE=$(AUTH)) $(PY) -m mcp_tasks_aws.local.stack
+	HOST=$(HOST) PORT=$(PORT) $(if $(AUTH),MCP_TASKS_AUTH_MODE=$(AUTH)) $(if $(TOOLS),MCP_TASKS_TOOLS=$(TOOLS)) $(PY) -m mcp_tasks_aws.local.stack
 
 ## Everything CI runs: lint, unit and contract tests, the conformance suite, official clients.
 test: lint unit conformance interop

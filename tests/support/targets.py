@@ -1,5 +1,7 @@
-"""What the managed-target tests share: declarations written on the fly, and a fake of the
-calls declared tools make (`targets.ports.TargetCalls`) that records them."""
+"""What the managed-target tests share: declarations written on the fly, a fake of the calls
+declared tools make (`targets.ports.TargetCalls`) and of the workflows port, both recording
+what they were asked, and `Flow`: a declared Standard machine's tool over the in-memory task
+domain (service, doors, worker)."""
 
 from __future__ import annotations
 
@@ -14,12 +16,25 @@ import yaml
 from mcp_tasks_aws.targets.ports import HttpAnswer, HttpRequest, Invoked, SyncRun
 from mcp_tasks_aws.targets.tools import bindings_of, declared_tools
 from mcp_tasks_aws.tasks.exceptions import TargetUnavailable
+from mcp_tasks_aws.tasks.legs import LegRunner
+from mcp_tasks_aws.tasks.memory import InMemoryTaskStore
+from mcp_tasks_aws.tasks.model import TaskRecord
+from mcp_tasks_aws.tasks.reconcile import settle_workflow_end
+from mcp_tasks_aws.tasks.service import TaskService
+from mcp_tasks_aws.tasks.workflow import WorkflowDoors
 from mcp_tasks_aws.tools.registry import ToolSet
+from support.clock import Clock
+from support.domain import ALICE, CAPABILITIES, START_MS, RecordingRunner, ResultBucket
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "managed" / "tools.yaml"
 MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:approve"
 SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:api-key-AbCdEf"
 OBJECT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+DONE = {"type": "object", "properties": {"done": {"type": "boolean"}}, "required": ["done"]}
+QUESTION = {
+    "method": "elicitation/create",
+    "params": {"mode": "form", "message": "Deploy?", "requestedSchema": DONE},
+}
 
 
 def tool(name: str, target: dict[str, Any], **fields: Any) -> dict[str, Any]:
@@ -145,3 +160,64 @@ class RecordingWorkflows:
 
     def named(self, name: str) -> list[Any]:
         return [subject for call, subject in self.calls if call == name]
+
+
+@dataclass
+class Flow:
+    """A declared Standard machine's tool, the task service and doors around it."""
+
+    toolset: ToolSet
+    clock: Clock = field(default_factory=lambda: Clock(START_MS))
+    runner: RecordingRunner = field(default_factory=RecordingRunner)
+    workflows: RecordingWorkflows = field(default_factory=RecordingWorkflows)
+    results: ResultBucket = field(default_factory=ResultBucket)
+
+    def __post_init__(self) -> None:
+        self.store = InMemoryTaskStore(clock=self.clock)
+        self.service = TaskService(
+            self.store,
+            self.runner,
+            workflows=self.workflows,
+            results=self.results,
+            clock=self.clock,
+        )
+        self.doors = WorkflowDoors(self.store, clock=self.clock)
+        self.legs = LegRunner(
+            self.store,
+            self.runner,
+            self.toolset,
+            results=self.results,
+            clock=self.clock,
+        )
+
+    def create(self, arguments: dict[str, Any] | None = None, **kwargs: Any) -> TaskRecord:
+        spec = self.toolset.tools["deploy"]
+        capabilities = kwargs.pop("capabilities", CAPABILITIES)
+        return self.service.create(ALICE, spec, arguments or {"text": "v1"}, capabilities)
+
+    def record(self, task_id: str) -> TaskRecord:
+        record = self.store.get(task_id)
+        assert record is not None
+        return record
+
+    def ask(self, record: TaskRecord, token: str = "token-1") -> str:
+        assert record.execution_arn is not None
+        return self.doors.ask(record.task_id, record.execution_arn, token, QUESTION)
+
+    def settle(self, record: TaskRecord, status: str, **details: Any) -> str:
+        assert record.execution_arn is not None
+        return self.settle_run(record.task_id, record.execution_arn, status, **details)
+
+    def settle_run(self, task_id: str, execution_arn: str, status: str, **details: Any) -> str:
+        """The reconciler on the status-change event of execution `execution_arn`."""
+        return settle_workflow_end(
+            self.legs, self.workflows, task_id, execution_arn, status, **details
+        )
+
+
+def flow_of(folder: Path, **target: Any) -> Flow:
+    """A Flow whose tool `deploy` runs the Standard machine MACHINE (`Rejected` a tool error)."""
+    outputs = target.pop("outputSchema", None)
+    spec = {"kind": "stateMachine", "arn": MACHINE, "toolErrors": ["Rejected"], **target}
+    fields = {"outputSchema": outputs} if outputs else {}
+    return Flow(declared_tools(write(folder, tool("deploy", spec, **fields))))

@@ -5,95 +5,14 @@ the execution's end settling the task (the reconciler's `settle_workflow_end`)."
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from mcp_tasks_aws.targets.tools import declared_tools
 from mcp_tasks_aws.tasks.exceptions import TaskNotFound
-from mcp_tasks_aws.tasks.legs import LegRunner
-from mcp_tasks_aws.tasks.memory import InMemoryTaskStore
-from mcp_tasks_aws.tasks.model import TaskRecord
-from mcp_tasks_aws.tasks.reconcile import settle_workflow_end
-from mcp_tasks_aws.tasks.service import TaskService
-from mcp_tasks_aws.tasks.workflow import (
-    AskRefused,
-    WorkflowDoors,
-    ask_key,
-    execution_arn_for,
-)
-from mcp_tasks_aws.tools.registry import ToolSet
-from support.clock import Clock
-from support.domain import ALICE, CAPABILITIES, START_MS, RecordingRunner, ResultBucket, accept
-from support.targets import MACHINE, RecordingWorkflows, tool, write
-
-DONE = {"type": "object", "properties": {"done": {"type": "boolean"}}, "required": ["done"]}
-QUESTION = {
-    "method": "elicitation/create",
-    "params": {"mode": "form", "message": "Deploy?", "requestedSchema": DONE},
-}
-
-
-@dataclass
-class Flow:
-    """A declared Standard machine's tool, the task service and doors around it."""
-
-    toolset: ToolSet
-    clock: Clock = field(default_factory=lambda: Clock(START_MS))
-    runner: RecordingRunner = field(default_factory=RecordingRunner)
-    workflows: RecordingWorkflows = field(default_factory=RecordingWorkflows)
-    results: ResultBucket = field(default_factory=ResultBucket)
-
-    def __post_init__(self) -> None:
-        self.store = InMemoryTaskStore(clock=self.clock)
-        self.service = TaskService(
-            self.store,
-            self.runner,
-            workflows=self.workflows,
-            results=self.results,
-            clock=self.clock,
-        )
-        self.doors = WorkflowDoors(self.store, clock=self.clock)
-        self.legs = LegRunner(
-            self.store,
-            self.runner,
-            self.toolset,
-            results=self.results,
-            clock=self.clock,
-        )
-
-    def create(self, arguments: dict[str, Any] | None = None, **kwargs: Any) -> TaskRecord:
-        spec = self.toolset.tools["deploy"]
-        capabilities = kwargs.pop("capabilities", CAPABILITIES)
-        return self.service.create(ALICE, spec, arguments or {"text": "v1"}, capabilities)
-
-    def record(self, task_id: str) -> TaskRecord:
-        record = self.store.get(task_id)
-        assert record is not None
-        return record
-
-    def ask(self, record: TaskRecord, token: str = "token-1") -> str:
-        assert record.execution_arn is not None
-        return self.doors.ask(record.task_id, record.execution_arn, token, QUESTION)
-
-    def settle(self, record: TaskRecord, status: str, **details: Any) -> str:
-        assert record.execution_arn is not None
-        return self.settle_run(record.task_id, record.execution_arn, status, **details)
-
-    def settle_run(self, task_id: str, execution_arn: str, status: str, **details: Any) -> str:
-        return settle_workflow_end(
-            self.legs, self.workflows, task_id, execution_arn, status, **details
-        )
-
-
-def flow_of(tmp_path: Path, **target: Any) -> Flow:
-    spec = {"kind": "stateMachine", "arn": MACHINE, "toolErrors": ["Rejected"], **target}
-    outputs = target.pop("outputSchema", None)
-    fields = {"outputSchema": outputs} if outputs else {}
-    entry = tool("deploy", {k: v for k, v in spec.items() if k != "outputSchema"}, **fields)
-    return Flow(declared_tools(write(tmp_path, entry)))
+from mcp_tasks_aws.tasks.workflow import AskRefused, ask_key, execution_arn_for
+from support.domain import ALICE, accept
+from support.targets import DONE, MACHINE, QUESTION, Flow, flow_of
 
 
 @pytest.fixture
