@@ -11,6 +11,9 @@ come from the virtual environment, which pip compiled when it installed them. Ca
 - api:        import handlers/api.py with the deployed environment, then handle a
               `server/discover` and an inline `tools/call` (demo `text_stats`); both checked.
 - api-import: the same import, no request (the difference is what handling costs).
+- api-managed: `api`'s import with MCP_TASKS_TOOLS=examples/managed/tools.yaml (a server
+              that serves only a declaration: six managed tools), then `server/discover`
+              and `tools/list` (checked); its first calls would reach AWS, so none is made.
 - api-task:   `api`, then what the first task operation adds: the function creates its
               DynamoDB and Lambda clients on first use (inline requests never do; a task's
               first leg runs directly, so Step Functions waits for an update or a cancel),
@@ -76,6 +79,7 @@ from common import (
 TARGETS = {("api", "floor"): 1.3, ("api", "sdk"): 0.5, ("api-oauth", "floor"): 1.0}
 # Reported beside the targets: the first request that makes a task pays for the clients.
 INFORMATIONAL = {
+    ("api-managed", "api"): "a declaration's six managed tools, against the demo tools",
     ("api-task", "floor"): "first task request",
     ("api-task", "sdk"): "first task request",
     ("api-legacy", "floor"): "a 2025-11-25 initialize",
@@ -129,6 +133,18 @@ if not result or result.get("isError") or "content" not in result:
     raise SystemExit(f"tools/call text_stats failed: {call}")
 """
 )
+
+_HANDLE_LIST = (
+    _CONTEXT
+    + """
+job = json.loads(sys.argv[2])
+discover, listed = (api.handler(event, Context(job["context"])) for event in job["events"])
+names = {tool["name"] for tool in json.loads(listed["body"])["result"]["tools"]}
+if discover["statusCode"] != 200 or len(names) != 6:
+    raise SystemExit(f"the declaration's tools were not listed: {listed}")
+"""
+)
+MANAGED_EXAMPLE = "examples/managed/tools.yaml"
 
 _FORCE_CLIENTS = """
 api.app.store.client.meta  # the first attribute access creates each client
@@ -218,8 +234,18 @@ def cases(shipped: StagedCode, source: StagedCode, oauth: OAuthIssuer) -> list[C
     initialize = json.dumps({"context": lambda_context_fields(), "events": [legacy_initialize()]})
     oauth_job = json.dumps({"context": lambda_context_fields(), "events": _events(oauth.token())})
     handler, deployed = str(shipped.api_handler), shipped.env(deployed_environment())
+    listing = json.dumps(
+        {
+            "context": lambda_context_fields(),
+            "events": [mcp_event("server/discover"), mcp_event("tools/list", rid=2)],
+        }
+    )
+    managed = shipped.env(deployed_environment(MCP_TASKS_TOOLS=MANAGED_EXAMPLE))
     return [
         Case("api", [PYTHON, "-c", _IMPORT_API + _HANDLE, handler, job], deployed),
+        Case(
+            "api-managed", [PYTHON, "-c", _IMPORT_API + _HANDLE_LIST, handler, listing], managed
+        ),
         Case("api-import", [PYTHON, "-c", _IMPORT_API, handler], deployed),
         Case(
             "api-task",

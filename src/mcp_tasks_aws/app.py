@@ -120,11 +120,17 @@ class App:
 
     @cached_property
     def workflows(self) -> Workflows:
-        """Declared workflows' executions (managed Standard machines; `tasks.workflow`)."""
-        from mcp_tasks_aws.aws.targets import StepFunctionsWorkflows  # first use only
+        """Declared workflows' executions (managed Standard machines; `tasks.workflow`), made
+        on first use: a server of code tools never imports the managed-target code."""
 
-        client = cast("SFNClient", LazyClient(self.clients, "stepfunctions"))
-        return StepFunctionsWorkflows(client)
+        def make() -> Workflows:
+            from mcp_tasks_aws.aws.targets import StepFunctionsWorkflows
+
+            return StepFunctionsWorkflows(
+                cast("SFNClient", LazyClient(self.clients, "stepfunctions"))
+            )
+
+        return cast("Workflows", MadeOnFirstUse(make))
 
     def workflow_doors(self) -> WorkflowDoors:
         """What the AskFunction runs: a workflow's questions and reports to its task."""
@@ -266,6 +272,22 @@ class App:
             on_request=on_request,
             legacy=LazyLegacyGate(self.legacy),
         )
+
+
+class MadeOnFirstUse:
+    """Stands in for an adapter: the first attribute access makes the real one (once)."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+        self._made: Any = None
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        if self._made is None:
+            with self._lock:
+                if self._made is None:
+                    self._made = self._make()
+        return getattr(self._made, name)
 
 
 class LazyLegacyGate:

@@ -6,16 +6,19 @@ cancelled while it waits, a declined approval."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
 import boto3
 import pytest
 
+from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
 from mcp_tasks_aws.local.aws import REGION
 from mcp_tasks_aws.local.lambdas import LAMBDAS
 from mcp_tasks_aws.local.stack import EmbeddedStack
 from mcp_tasks_aws.protocol.names import TASK_POLICY_META
+from support.aws_calls import aws_calls
 from support.tasks import TaskClient, WorkerDispatch, wait_until
 
 TOOLS = "examples/managed/tools.yaml"
@@ -162,3 +165,66 @@ def _reconciled() -> set[str]:
         for status in ("ABORTED", "FAILED")
         for e in sfn.list_executions(stateMachineArn=machine, statusFilter=status)["executions"]
     }
+
+
+# -- what a Standard-machine task costs (AWS calls the API function makes per operation) ---
+
+
+def served(client: TaskClient, method: str, params: dict[str, Any]) -> tuple[Any, list[str]]:
+    """The result of one request and the AWS calls the API handler made serving it."""
+    name = params.get("name") if method == "tools/call" else params.get("taskId")
+    event = build_event(
+        method="POST",
+        path="/mcp",
+        headers=client.headers(method, name, None),
+        body=client.body(method, params),
+    )
+    with aws_calls() as calls:
+        response = client.stack.api_handler(event, LocalLambdaContext())
+    assert response["statusCode"] == 200, response
+    message = json.loads(response["body"])
+    assert "error" not in message, message
+    return message["result"], calls
+
+
+def test_a_standard_machine_task_costs_two_one_two_and_three_calls(client: TaskClient) -> None:
+    arguments = {"version": "v3.0", "environment": "staging", "stepSeconds": 0}
+    created, create = served(client, "tools/call", {"name": "deploy", "arguments": arguments})
+    assert create == ["dynamodb:PutItem", "stepfunctions:StartExecution"]
+    task_id = created["taskId"]
+    key = next(iter(client.wait_input(task_id, timeout=15)["inputRequests"]))
+    assert served(client, "tasks/get", {"taskId": task_id})[1] == ["dynamodb:GetItem"]
+    update = {"taskId": task_id, "inputResponses": {key: APPROVE}}
+    assert served(client, "tasks/update", update)[1] == [
+        "dynamodb:UpdateItem",
+        "stepfunctions:SendTaskSuccess",
+    ]
+    assert client.wait_terminal(task_id, timeout=15)["status"] == "completed"
+    # A cancel while the workflow waits: the marker, the stop, the waiting state failed.
+    waiting = deploy(client)
+    client.wait_input(waiting, timeout=15)
+    assert served(client, "tasks/cancel", {"taskId": waiting})[1] == [
+        "dynamodb:UpdateItem",
+        "stepfunctions:StopExecution",
+        "stepfunctions:SendTaskFailure",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("event", "error"),
+    [
+        (
+            {"action": "ask", "taskId": "0" * 32, "executionArn": "x", "taskToken": "t"},
+            "McpUnknownTask",
+        ),
+        ({"action": "ask", "taskId": "0" * 32, "executionArn": "x"}, "McpInvalidRequest"),
+        ({"action": "forget", "taskId": "0" * 32}, "McpInvalidRequest"),
+    ],
+)
+def test_the_ask_function_fails_with_an_error_named_for_the_states_catch(
+    stack: EmbeddedStack, event: dict[str, Any], error: str
+) -> None:
+    request = {"method": "elicitation/create", "params": {"message": "?"}}
+    with pytest.raises(Exception) as raised:
+        stack.ask_handler({**event, "request": request}, LocalLambdaContext(function_name="ask"))
+    assert type(raised.value).__name__ == error

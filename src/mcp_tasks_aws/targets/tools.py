@@ -281,9 +281,9 @@ def _express_runner(
 
 
 def _http_runner(tool: ToolDeclaration, target: HttpTarget) -> Callable[..., dict[str, Any]]:
-    from mcp_tasks_aws.targets.http import build_request
-
     def run(calls: TargetCalls, arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        from mcp_tasks_aws.targets.http import build_request  # urllib: on the first HTTP call
+
         extra = {"taskId": ctx.task_id} if ctx.task_id is not None else {}
         request = _authorised(calls, target, build_request(target, arguments, extra))
         answer = calls.fetch(request)
