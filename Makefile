@@ -45,8 +45,9 @@ bench: $(STAMP)
 	$(PY) bench/run.py
 
 ## Build the Lambda artifacts into .aws-sam/build (SAM CLI in .tools/sam-venv, no Docker).
+## TOOLS=...: the ToolsModule to smoke-test (a declaration is checked and its IAM printed).
 build: $(STAMP)
-	$(PY) scripts/sam_build.py
+	$(PY) scripts/sam_build.py $(if $(TOOLS),--tools-module $(TOOLS))
 
 ## Deploy what `make build` built (sam deploy with the SAM CLI in .tools/sam-venv); guided the
 ## first time, when there is no samconfig.toml. DEPLOY_ARGS go to sam deploy (e.g. --guided).

@@ -243,9 +243,7 @@ def cases(shipped: StagedCode, source: StagedCode, oauth: OAuthIssuer) -> list[C
     managed = shipped.env(deployed_environment(MCP_TASKS_TOOLS=MANAGED_EXAMPLE))
     return [
         Case("api", [PYTHON, "-c", _IMPORT_API + _HANDLE, handler, job], deployed),
-        Case(
-            "api-managed", [PYTHON, "-c", _IMPORT_API + _HANDLE_LIST, handler, listing], managed
-        ),
+        Case("api-managed", [PYTHON, "-c", _IMPORT_API + _HANDLE_LIST, handler, listing], managed),
         Case("api-import", [PYTHON, "-c", _IMPORT_API, handler], deployed),
         Case(
             "api-task",
