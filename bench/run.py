@@ -17,6 +17,7 @@ import cold_start
 import costs
 import lifecycle
 import load
+import managed_costs
 import transitions
 
 SECTIONS: dict[str, ModuleType] = {
@@ -26,6 +27,7 @@ SECTIONS: dict[str, ModuleType] = {
     "lifecycle": lifecycle,
     "load": load,
     "costs": costs,
+    "managed-costs": managed_costs,
 }
 
 

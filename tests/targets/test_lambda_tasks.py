@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from mcp_tasks_aws.tasks.legs import LegRunner
 from mcp_tasks_aws.tasks.memory import InMemoryTaskStore
 from mcp_tasks_aws.tasks.service import TaskService
-from mcp_tasks_aws.tasks.worker import LegRunner
 from mcp_tasks_aws.tools.registry import ToolSet
 from support.domain import ALICE, CAPABILITIES, QueuedLegs, RecordingRunner
 from support.legacy import task_transport

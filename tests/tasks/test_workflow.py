@@ -265,6 +265,7 @@ def test_an_execution_that_runs_no_task_is_ignored(flow: Flow) -> None:
     stranger = execution_arn_for(MACHINE, "manual-run")
     assert flow.settle_run(record.task_id, stranger, "SUCCEEDED", output="{}") == "ignored"
     assert flow.settle_run("0" * 32, stranger, "FAILED") == "ignored"
+    assert flow.settle_run("manual-run", stranger, "FAILED") == "ignored"
     assert flow.record(record.task_id).status == "working"
 
 

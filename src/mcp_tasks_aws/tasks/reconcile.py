@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR
 from mcp_tasks_aws.tasks import transitions
-from mcp_tasks_aws.tasks.model import TaskRecord, now_ms
+from mcp_tasks_aws.tasks.model import TaskRecord, is_task_id, now_ms
 from mcp_tasks_aws.tasks.ports import TaskStore, Workflows
 
 if TYPE_CHECKING:
@@ -93,9 +93,11 @@ def settle_workflow_end(
     with a tool error where the declaration says so. A task already ended, cancelled
     included, is left alone (`unchanged`): every write is a guarded move.
     """
+    if not is_task_id(task_id) or status not in WORKFLOW_ENDS:
+        return "ignored"  # an execution someone started by hand: no read at all
     store, clock = legs.store, legs.clock
     record = store.get(task_id)
-    if record is None or record.execution_arn != execution_arn or status not in WORKFLOW_ENDS:
+    if record is None or record.execution_arn != execution_arn:
         return "ignored"
     if record.is_terminal:
         return "unchanged"
