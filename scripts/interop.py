@@ -16,9 +16,15 @@
   ext-tasks in both eras), listing and reading resources; and, tasks off (legacy era, a tool
   the server answers with a handle), following a handle through the handle tools.
 
+- The managed example (`examples/managed/tools.yaml`, docs/managed.md): the TS SDK
+  (`scripts/interop/ts_sdk_managed.cjs`, 2025-11-25 tasks), ext-tasks
+  (`scripts/interop/ext_tasks_managed.mjs`, both eras) and the Inspector CLI (both eras; the
+  legacy one through task handles) drive its approval workflow, whose run is the MCP task.
+
 Installs Node 22 (as the conformance runner does) and the pinned clients into `.tools/clients`
 (git-ignored), starts the embedded stack with the conformance tools on a free loopback port,
-and fails if any check fails. Usage: `python scripts/interop.py`.
+then another serving the managed example, and fails if any check fails.
+Usage: `python scripts/interop.py`.
 """
 
 from __future__ import annotations
@@ -43,6 +49,9 @@ TS_DRIVER = ROOT / "scripts" / "interop" / "ts_sdk_client.cjs"
 TS_TASKS_DRIVER = ROOT / "scripts" / "interop" / "ts_sdk_tasks.cjs"
 TS_HANDLES_DRIVER = ROOT / "scripts" / "interop" / "ts_sdk_handles.cjs"
 EXT_TASKS_DRIVER = ROOT / "scripts" / "interop" / "ext_tasks_client.mjs"
+TS_MANAGED_DRIVER = ROOT / "scripts" / "interop" / "ts_sdk_managed.cjs"
+EXT_TASKS_MANAGED_DRIVER = ROOT / "scripts" / "interop" / "ext_tasks_managed.mjs"
+MANAGED_EXAMPLE = "examples/managed/tools.yaml"
 INSPECTOR = "@modelcontextprotocol/inspector/clients/launcher/build/index.js"
 
 
@@ -202,40 +211,48 @@ def _filled(value: Any) -> Any:
     return value
 
 
+def _inspector_call(cli: list[str], tool: str, arguments: dict[str, Any]) -> Any:
+    proc = run([*cli, "--tool-name", tool, "--tool-args-json", json.dumps(arguments)])
+    if proc.returncode != 0:
+        raise RuntimeError(f"{tool}: exit {proc.returncode}: {proc.stderr[-400:]}")
+    return json.loads(proc.stdout)
+
+
+def _text(result: Any) -> str:
+    return "\n".join(b.get("text", "") for b in result.get("content", []))
+
+
+def follow_handle(cli: list[str], first: Any, steps: list[str]) -> str:
+    """Follow a handle's text (`Next: call ...`) to its end, one command per call, filling in
+    each placeholder; the last result's text. The tools followed go to `steps`."""
+    words = _text(first)
+    while (found := NEXT.search(words)) is not None:
+        if len(steps) > 20:
+            raise RuntimeError(f"no end in sight: {words[-400:]}")
+        arguments, _ = json.JSONDecoder().raw_decode(words[found.end() :])
+        steps.append(found["tool"])
+        words = _text(_inspector_call(cli, found["tool"], _filled(arguments)))
+    return words
+
+
 def inspector_handle_checks(node: Path, modules: Path, url: str) -> list[dict[str, Any]]:
     """The Inspector CLI (legacy era, no tasks: it runs a task only for a `required` tool, and
     a tool that answers with a handle is listed `optional`) follows a task-only tool's handle
     through the handle tools, reading only the text of each result, one command per call."""
     cli = [str(node), str(modules / INSPECTOR), "--cli", url, "--method", "tools/call"]
-
-    def call(tool: str, arguments: dict[str, Any]) -> Any:
-        proc = run([*cli, "--tool-name", tool, "--tool-args-json", json.dumps(arguments)])
-        if proc.returncode != 0:
-            raise RuntimeError(f"{tool}: exit {proc.returncode}: {proc.stderr[-400:]}")
-        return json.loads(proc.stdout)
-
-    def text(result: Any) -> str:
-        return "\n".join(b.get("text", "") for b in result.get("content", []))
-
     results = []
     steps: list[str] = []
     try:
-        first = call("confirm_delete", {"filename": "inspector.txt"})
+        first = _inspector_call(cli, "confirm_delete", {"filename": "inspector.txt"})
         started = (first.get("structuredContent") or {}).get("status") == "working"
         results.append(
             {
                 "check": "inspector legacy: a task-only tool answers with a handle",
-                "ok": started and "Started task" in text(first),
+                "ok": started and "Started task" in _text(first),
                 "detail": None if started else str(first)[:400],
             }
         )
-        words = text(first)
-        while (found := NEXT.search(words)) is not None:
-            if len(steps) > 20:
-                raise RuntimeError(f"no end in sight: {words[-400:]}")
-            arguments, _ = json.JSONDecoder().raw_decode(words[found.end() :])
-            steps.append(found["tool"])
-            words = text(call(found["tool"], _filled(arguments)))
+        words = follow_handle(cli, first, steps)
         ok = words == "Deleted inspector.txt." and "task_answer" in steps
         detail = None if ok else f"{steps}: {words[-400:]}"
     except (RuntimeError, ValueError, KeyError) as exc:
@@ -251,11 +268,80 @@ def inspector_handle_checks(node: Path, modules: Path, url: str) -> list[dict[st
     return results
 
 
+def inspector_managed_checks(node: Path, modules: Path, url: str) -> list[dict[str, Any]]:
+    """The Inspector CLI against the managed example (examples/managed/tools.yaml).
+
+    Legacy era (no tasks for an `optional` listing): the approval workflow's task answers with
+    a handle, and following its text answers the workflow's question (task_answer) and reaches
+    the workflow's output. Modern era: the CLI runs the task through ext-tasks, and, as it
+    advertises no elicitation, the workflow's question is refused and the task ends failed
+    saying so (McpUnsupported). Both eras: a declared Lambda function and an Express machine
+    answer inline.
+    """
+    base = [str(node), str(modules / INSPECTOR), "--cli", url]
+    results = []
+    for era in ("legacy", "modern"):
+        cli = [
+            *base,
+            *(["--protocol-era", era] if era == "modern" else []),
+            "--method",
+            "tools/call",
+        ]
+        for tool, arguments, expected in (
+            ("word_count", {"text": "one two three"}, {"words": 3, "lines": 1}),
+            ("quote", {"item": "bolt", "quantity": 2}, {"item": "bolt", "quantity": 2}),
+        ):
+            try:
+                structured = _inspector_call(cli, tool, arguments).get("structuredContent") or {}
+                ok = all(structured.get(k) == v for k, v in expected.items())
+                detail = None if ok else str(structured)[:400]
+            except (RuntimeError, ValueError) as exc:
+                ok, detail = False, str(exc)
+            results.append(
+                {
+                    "check": f"inspector managed {era}: {tool} answers inline",
+                    "ok": ok,
+                    "detail": detail,
+                }
+            )
+    legacy = [*base, "--method", "tools/call"]
+    steps: list[str] = []
+    deploy = {"version": "v3.0", "environment": "staging", "stepSeconds": 1}
+    try:
+        words = follow_handle(legacy, _inspector_call(legacy, "deploy", deploy), steps)
+        ok = '"deployed":"v3.0"' in words and "task_answer" in steps
+        detail = None if ok else f"{steps}: {words[-400:]}"
+    except (RuntimeError, ValueError, KeyError) as exc:
+        ok, detail = False, f"{steps}: {exc}"
+    results.append(
+        {
+            "check": "inspector managed legacy: the approval workflow's handle, followed, answers "
+            "its question and reaches its output",
+            "ok": ok,
+            "detail": detail,
+        }
+    )
+    modern = [*base, "--protocol-era", "modern", "--method", "tools/call", "--tool-name", "deploy"]
+    proc = run([*modern, "--tool-args-json", json.dumps(deploy)])
+    ok = proc.returncode == FAILED_EXIT and "McpUnsupported" in proc.stderr
+    results.append(
+        {
+            "check": "inspector managed modern: the workflow runs as a task; its question, which "
+            "this client cannot answer, ends it failed saying so",
+            "ok": ok,
+            "detail": None
+            if ok
+            else f"exit {proc.returncode}: {proc.stdout[-300:]} {proc.stderr[-300:]}",
+        }
+    )
+    return results
+
+
 def driver_checks(
     label: str, node: Path, driver: Path, modules: Path, url: str
 ) -> list[dict[str, Any]]:
     """Run a driver script that prints one JSON line per check."""
-    proc = run([str(node), str(driver), str(modules), url], timeout=240)
+    proc = run([str(node), str(driver), str(modules), url], timeout=360)
     results = []
     for line in proc.stdout.splitlines():
         try:
@@ -288,6 +374,12 @@ def main() -> int:
         results += driver_checks("ext-tasks", node, EXT_TASKS_DRIVER, modules, stack.url)
         results += inspector_checks(node, modules, stack.url)
         results += inspector_handle_checks(node, modules, stack.url)
+    # The managed example: a declaration's tools, its approval workflow run as the task.
+    managed_env = {**os.environ, "MCP_TASKS_TOOLS": MANAGED_EXAMPLE}
+    with EmbeddedStack(host="127.0.0.1", port=0, env=managed_env) as stack:
+        results += driver_checks("ts-sdk", node, TS_MANAGED_DRIVER, modules, stack.url)
+        results += driver_checks("ext-tasks", node, EXT_TASKS_MANAGED_DRIVER, modules, stack.url)
+        results += inspector_managed_checks(node, modules, stack.url)
     failed = [r for r in results if not r["ok"]]
     for result in results:
         mark = "ok  " if result["ok"] else "FAIL"
