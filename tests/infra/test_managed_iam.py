@@ -14,11 +14,15 @@ import pytest
 import yaml
 
 from infra.test_template import (
+    EXPECTED_ACTIONS,
+    MANAGED_ACTIONS,
+    PLATFORM_ACTIONS,
     Stack,
     all_statements,
     as_list,
     evaluate,
     function_roles,
+    granted,
     parameter_values,
     role_statements,
     transform,
@@ -198,3 +202,14 @@ def test_the_template_declares_every_managed_parameter() -> None:
     for name in PARAMETERS:
         assert declared[name]["Type"] == "CommaDelimitedList"
         assert declared[name]["Default"] == ""
+
+
+def test_with_a_declared_workflow_the_reconciler_gets_exactly_what_its_code_calls(
+    managed_stack: Stack,
+) -> None:
+    """The actions test_template derives from the reconciler's code for a workflow's end
+    (MANAGED_ACTIONS) are the ones the example's conditional statements add, no more."""
+    role = function_roles(managed_stack)["ReconcileFunction"]
+    function = "ReconcileFunction"
+    expected = EXPECTED_ACTIONS[function] | PLATFORM_ACTIONS[function] | MANAGED_ACTIONS[function]
+    assert granted(role) == expected

@@ -924,6 +924,14 @@ EXPECTED_ACTIONS = {
     "ReconcileFunction": {"dynamodb:UpdateItem"},
     "AskFunction": {"dynamodb:GetItem", "dynamodb:UpdateItem"},
 }
+# Granted only when a declaration names a Standard machine (managed tools; the conditional
+# statements of `tests/infra/test_managed_iam.py`, which checks their resources): the
+# reconciler settles a declared workflow's end, reading its task, the output an event left
+# out, and writing a large result. The API's workflow calls (start, stop, answer, refuse) are
+# ones it makes for its own state machine already, so they add no action.
+MANAGED_ACTIONS = {
+    "ReconcileFunction": {"dynamodb:GetItem", "states:DescribeExecution", "s3:PutObject"},
+}
 # Granted for what Lambda does on a function's behalf, not for calls its code makes: each
 # function's on-failure destination is sent as the function (the reconciler's dead letters, the
 # worker's failed direct legs to the reconciler).
@@ -1102,6 +1110,7 @@ ADAPTERS = {
     "S3ResultStore": ("aws/s3.py", "s3"),
     "SecretsManagerSecrets": ("aws/secrets.py", "secretsmanager"),
     "LambdaDirectLegs": ("aws/lambda_legs.py", "lambda"),
+    "StepFunctionsWorkflows": ("aws/targets.py", "stepfunctions"),
 }
 # How the domain code names the adapters (ports): attribute or variable -> adapter class.
 PORTS = {
@@ -1115,6 +1124,8 @@ PORTS = {
     "sessions": "DynamoLegacySessionStore",
     "_source": "SecretsManagerSecrets",
     "direct_legs": "LambdaDirectLegs",
+    "workflows": "StepFunctionsWorkflows",
+    "flows": "StepFunctionsWorkflows",
 }
 # What each function runs: its handler, a name the handler must use to reach the code below
 # (so a rewired handler fails here rather than passing silently), and the scopes (module,
@@ -1150,6 +1161,12 @@ ENTRY_POINTS = {
         [
             ("tasks/reconcile.py", "settle_lost_execution"),
             ("tasks/reconcile.py", "settle_lost_direct_leg"),
+            # A declared workflow's end: its result is recorded as a leg's is.
+            ("tasks/reconcile.py", "settle_workflow_end"),
+            ("tasks/reconcile.py", "_settle"),
+            ("tasks/legs.py", "LegRunner.complete"),
+            ("tasks/legs.py", "LegRunner._offload"),
+            ("tasks/legs.py", "LegRunner._end"),
         ],
     ),
     "AskFunction": (
@@ -1264,4 +1281,4 @@ def test_granted_actions_are_what_the_code_calls(function: str) -> None:
             if method.startswith("_") or method not in operations:
                 continue  # an attribute, not an adapter method
             actions |= {iam_action(service, op) for op in operations[method]}
-    assert actions == EXPECTED_ACTIONS[function]
+    assert actions == EXPECTED_ACTIONS[function] | MANAGED_ACTIONS.get(function, set())
