@@ -374,8 +374,12 @@ def main() -> int:
         results += driver_checks("ext-tasks", node, EXT_TASKS_DRIVER, modules, stack.url)
         results += inspector_checks(node, modules, stack.url)
         results += inspector_handle_checks(node, modules, stack.url)
-    # The managed example: a declaration's tools, its approval workflow run as the task.
-    managed_env = {**os.environ, "MCP_TASKS_TOOLS": MANAGED_EXAMPLE}
+    # The managed example: a declaration's tools, its approval workflow run as the task. Its
+    # local stand-ins (examples.managed.functions) import from the project root, as `make run`
+    # imports from the current directory.
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    managed_env = {**os.environ, "MCP_TASKS_TOOLS": str(ROOT / MANAGED_EXAMPLE)}
     with EmbeddedStack(host="127.0.0.1", port=0, env=managed_env) as stack:
         results += driver_checks("ts-sdk", node, TS_MANAGED_DRIVER, modules, stack.url)
         results += driver_checks("ext-tasks", node, EXT_TASKS_MANAGED_DRIVER, modules, stack.url)
