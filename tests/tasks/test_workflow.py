@@ -126,6 +126,38 @@ def test_one_question_at_a_time(flow: Flow) -> None:
     assert flow.record(record.task_id).task_token == "token-1"
 
 
+def test_a_workflow_may_ask_for_sampling_and_gets_the_models_answer(flow: Flow) -> None:
+    capabilities = {"sampling": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}
+    record = flow.create(capabilities=capabilities)
+    assert record.execution_arn is not None
+    request = {
+        "method": "sampling/createMessage",
+        "params": {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "Summarize."}}],
+            "maxTokens": 50,
+        },
+    }
+    key = flow.doors.ask(record.task_id, record.execution_arn, "token-s", request)
+    assert flow.record(record.task_id).input_requests == {key: request}
+    reply = {
+        "role": "assistant",
+        "content": {"type": "text", "text": "A summary."},
+        "model": "test-model",
+    }
+    flow.service.update(ALICE, record.task_id, {key: reply})
+    # The state's output is the model's answer as the client gave it.
+    assert flow.workflows.named("answer") == [("token-s", reply)]
+
+
+def test_sampling_needs_the_clients_sampling_capability(flow: Flow) -> None:
+    record = flow.create()  # elicitation only
+    assert record.execution_arn is not None
+    request = {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}}
+    with pytest.raises(AskRefused) as refused:
+        flow.doors.ask(record.task_id, record.execution_arn, "t", request)
+    assert refused.value.error == "McpUnsupported"
+
+
 def test_a_client_without_elicitation_cannot_be_asked(flow: Flow) -> None:
     record = flow.create(capabilities={"extensions": {"io.modelcontextprotocol/tasks": {}}})
     with pytest.raises(AskRefused) as refused:
