@@ -10,7 +10,8 @@
   results through task_status / task_answer / task_cancel, one question answered through its
   elicitation handler and one through task_answer by a client reading only the text.
 - `@modelcontextprotocol/ext-tasks` 0.2.x on `@modelcontextprotocol/client` 2.x, driven by
-  `scripts/interop/ext_tasks_client.mjs`, in both eras (its v1 and v2 requesters).
+  `scripts/interop/ext_tasks_client.mjs`, in both eras (its v1 and v2 requesters; its v1
+  requester gets a task's question on a `tasks/get` stream, `server/legacy/task_questions.py`).
 - The MCP Inspector 2.x CLI in its default era (legacy: an `initialize` first), and in its
   `modern` and `auto` eras: listing and calling tools (a task-only tool runs as a task through
   ext-tasks in both eras), listing and reading resources; and, tasks off (legacy era, a tool
