@@ -23,6 +23,7 @@ from mcp_tasks_aws.config import Settings, load_toolset
 from mcp_tasks_aws.protocol.jsonrpc import Message
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec, SecretSource, StaticSecrets
 from mcp_tasks_aws.protocol.transport import HttpRequest, HttpTransport, LegacyGate, Served
+from mcp_tasks_aws.runtime import init_phase
 from mcp_tasks_aws.server.handles import TaskHandles
 from mcp_tasks_aws.server.listen import Listener
 from mcp_tasks_aws.server.methods import SUPPORTED_VERSIONS, McpServer
@@ -289,15 +290,16 @@ def handler_from_env(
 
     Deployed, `make_handler` gets an App from the environment's settings when the runtime
     first reads `handler` (or `app`); both then become plain module attributes, so later
-    reads cost nothing.
+    reads cost nothing. The build is part of init (`runtime.init_phase`).
     """
 
     def module_getattr(name: str) -> Any:
         if name not in ("handler", "app"):
             raise AttributeError(name)
-        app = App(Settings.from_env())
-        namespace["handler"] = make_handler(app)
-        namespace["app"] = app
+        with init_phase():
+            app = App(Settings.from_env())
+            namespace["handler"] = make_handler(app)
+            namespace["app"] = app
         return namespace[name]
 
     return module_getattr
