@@ -19,6 +19,13 @@ come from the virtual environment, which pip compiled when it installed them. Ca
               a `before-send` hook answers them as AWS would (an empty PutItem, a 202), since
               there is no network. The cold start of an environment whose first request makes
               a task, less the two round trips.
+- api-task-restored: `api-task` as SnapStart serves it: a child initialises the function
+              (the runtime's hook library stood in for), runs its before-snapshot hooks
+              (priming), then forks; the fork is a restored copy, which runs the after-restore
+              hooks and the same three requests. Timed from the fork to the end of the last
+              request (wall and CPU, as the fork reports them): what a restored environment
+              still pays for its first task request. Lambda's own restore (bringing the
+              snapshot's memory back) comes on top; its billed part is the after-restore hooks.
 - api-legacy: import, then a 2025-11-25 `initialize` (checked): what a legacy client's first
               request costs, the legacy side being built on first use (its next requests
               read the session's state, so they also create the DynamoDB client, as
@@ -89,6 +96,8 @@ TARGETS = {
 }
 INFORMATIONAL = {
     ("api-task", "floor-paused"): "first task request, against a floor without collections",
+    ("api-task-restored", "api-task"): "SnapStart: a restored copy's first task request",
+    ("api-task-restored", "floor"): "SnapStart: a restored copy's first task request",
     ("floor-paused", "floor"): "the collector's share of the floor",
     ("api-task", "sdk"): "first task request",
     ("api-legacy", "floor"): "a 2025-11-25 initialize",
@@ -175,6 +184,49 @@ def _create_canned(self, service):
 _clients.Clients._create = _create_canned
 """
 
+# Lambda's hook library (`snapshot_restore_py`), stood in for: it records the hooks.
+_FAKE_SNAPSTART = """
+import sys, types
+
+_hooks = {"before": [], "after": []}
+_snapstart = types.ModuleType("snapshot_restore_py")
+_snapstart.register_before_snapshot = lambda f, *a, **k: _hooks["before"].append(f)
+_snapstart.register_after_restore = lambda f, *a, **k: _hooks["after"].append(f)
+sys.modules["snapshot_restore_py"] = _snapstart
+"""
+
+# After init: prime (the before-snapshot hooks), fork; the parent relays the fork's report.
+_SNAPSHOT = """
+for hook in reversed(_hooks["before"]):
+    hook()
+if not _hooks["before"]:
+    raise SystemExit("the handler registered no before-snapshot hook")
+_read, _write = os.pipe()
+_pid = os.fork()
+if _pid:
+    os.close(_write)
+    with os.fdopen(_read) as _source:
+        _report = _source.read()
+    _, _status = os.waitpid(_pid, 0)
+    if _status or not _report:
+        raise SystemExit(f"the restored copy failed (status {_status})")
+    print(_report, flush=True)
+    os._exit(0)
+os.close(_read)
+import time as _time
+
+_restored_at, _restored_cpu = _time.perf_counter(), _time.process_time()
+for hook in _hooks["after"]:
+    hook()
+"""
+
+_RESTORED_REPORT = """
+with os.fdopen(_write, "w") as _out:
+    _wall = _time.perf_counter() - _restored_at
+    _out.write(json.dumps({"wall": _wall, "cpu": _time.process_time() - _restored_cpu}))
+os._exit(0)
+"""
+
 _TASK = """
 created = api.handler(job["task"], Context(job["context"]))
 task = message_of(created).get("result") if created["statusCode"] == 200 else None
@@ -196,6 +248,9 @@ class Case:
     argv: list[str]
     env: dict[str, str] | None = None
     """The child's environment, when not the deployed function's default."""
+    reported: bool = False
+    """The child prints its own wall and CPU time (JSON, last line) instead of being timed
+    from spawn to exit."""
     samples: list[float] = field(default_factory=list)
     """Wall time of each run, spawn to exit."""
     cpu: list[float] = field(default_factory=list)
@@ -295,6 +350,24 @@ def cases(shipped: StagedCode, source: StagedCode, oauth: OAuthIssuer) -> list[C
             "api-task",
             [PYTHON, "-c", _CANNED_AWS + _IMPORT_API + _HANDLE + _TASK, handler, task_job],
             deployed,
+        ),
+        Case(
+            "api-task-restored",
+            [
+                PYTHON,
+                "-c",
+                _CANNED_AWS
+                + _FAKE_SNAPSTART
+                + _IMPORT_API
+                + _SNAPSHOT
+                + _HANDLE
+                + _TASK
+                + _RESTORED_REPORT,
+                handler,
+                task_job,
+            ],
+            deployed,
+            reported=True,
         ),
         Case(
             "api-source",
@@ -442,6 +515,10 @@ def run_once(case: Case, env: dict[str, str]) -> tuple[float, float]:
             out.seek(0)
             text = err.read().decode(errors="replace").strip() or out.read().decode()
             raise ChildFailed(f"{case.name}: child exited {status}\n{text}")
+        if case.reported:
+            out.seek(0)
+            report = json.loads(out.read().decode().strip().splitlines()[-1])
+            return float(report["wall"]), float(report["cpu"])
     return elapsed, usage.ru_utime + usage.ru_stime
 
 
@@ -456,6 +533,27 @@ def _wait(child: subprocess.Popen[bytes], timeout_s: float) -> tuple[int, os.str
         if time.monotonic() > deadline:
             raise subprocess.TimeoutExpired(child.args, timeout_s)
         time.sleep(0.002)
+
+
+def first_task_cpu_s(rounds: int) -> dict[str, float]:
+    """The median CPU time (s) of `rounds` runs of api-task and api-task-restored (after one
+    warm-up each), by case name."""
+    staging = tempfile.TemporaryDirectory(prefix="mcp-tasks-first-task-")
+    oauth = OAuthIssuer()
+    wanted = ("api-task", "api-task-restored")
+    try:
+        shipped = StagedCode(Path(staging.name) / "shipped", bytecode=True)
+        source = StagedCode(Path(staging.name) / "source", bytecode=False)
+        chosen = [c for c in cases(shipped, source, oauth) if c.name in wanted]
+        for case in chosen:
+            run_once(case, deployed_environment())
+        for _ in range(rounds):
+            for case in chosen:
+                case.record(*run_once(case, deployed_environment()))
+    finally:
+        oauth.close()
+        staging.cleanup()
+    return {case.name: median_ms(case.cpu) / 1000 for case in chosen}
 
 
 def _ratios(top: Case, bottom: Case) -> tuple[float, float]:

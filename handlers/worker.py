@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mcp_tasks_aws.runtime import init_phase
+from mcp_tasks_aws.runtime import init_phase, on_snapshot
 
 # A cold start: no collections while these imports build what lives as long as the
 # environment (`runtime.init_phase`; the handler itself is built the same way).
@@ -32,6 +32,8 @@ LambdaHandler = Callable[[dict[str, Any], Any], dict[str, str]]
 
 def make_handler(app: App) -> LambdaHandler:
     legs = app.leg_runner()
+    # SnapStart (where Lambda offers it): primed before the snapshot, refreshed after restores.
+    on_snapshot(app.prime, app.after_restore)
 
     @logger.inject_lambda_context(clear_state=True)
     @tracer.capture_lambda_handler

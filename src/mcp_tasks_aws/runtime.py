@@ -1,4 +1,5 @@
-"""Our side of a Lambda execution environment's life: its init, with the collector paused.
+"""Our side of a Lambda execution environment's life: its init, with the collector paused, and
+with SnapStart, the snapshot (priming before it, fresh state after each restore).
 
 Only the standard library is imported here (and the package root imports nothing eagerly), so
 a handler module can enter `init_phase()` before its own imports.
@@ -24,13 +25,27 @@ runs with the collector on, as before.
 
 Both nest and may be entered from several threads: the collector is resumed when the last
 holder leaves, and only if it was on when the first entered.
+
+**SnapStart.** With the template's `SnapStart=Enabled`, Lambda runs init once per published
+version, snapshots the memory, and starts every new execution environment of that version from
+the snapshot. `on_snapshot(prime, restore)` registers with the runtime's hooks
+(`snapshot_restore_py`, which exists only in Lambda's Python runtimes; the tests stand one in
+and fork a primed process to restore it twice):
+- `prime` runs before the snapshot: it builds what a first request would otherwise build
+  (`App.prime`), and must capture nothing secret or particular to one environment: no AWS
+  credentials, no secret values, no open connection;
+- `restore` runs in each restored copy, before its first request: it re-seeds what is random
+  in process memory (the `random` module; ids and nonces come from the kernel, through
+  `secrets` and `os.urandom`, which Lambda re-seeds on restore) and drops what must not be
+  shared between copies (`App.after_restore`).
 """
 
 from __future__ import annotations
 
 import gc
+import random
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 
@@ -94,3 +109,30 @@ def init_phase() -> Iterator[None]:
 def collector_is_paused() -> bool:
     """Whether some block above holds the collector off (for tests)."""
     return _PAUSE.held
+
+
+# -- SnapStart -----------------------------------------------------------------------------------
+
+_HOOKED: list[bool] = []  # the re-seeding was registered with the runtime's hooks
+
+
+def on_snapshot(prime: Callable[[], None], restore: Callable[[], None]) -> bool:
+    """Run `prime` before a SnapStart snapshot and `restore` after each restore (after the
+    re-seeding), through the Lambda runtime's hooks. False, and nothing kept, where there are
+    none (anywhere but Lambda's Python runtimes: the embedded stack, tests)."""
+    try:
+        import snapshot_restore_py
+    except ImportError:
+        return False
+    if not _HOOKED:  # first: Lambda runs after-restore hooks in the order they were registered
+        snapshot_restore_py.register_after_restore(reseed)
+        _HOOKED.append(True)
+    snapshot_restore_py.register_before_snapshot(prime)
+    snapshot_restore_py.register_after_restore(restore)
+    return True
+
+
+def reseed() -> None:
+    """Re-seed the `random` module from the kernel: each restored copy of one snapshot would
+    otherwise draw the same "random" numbers (tools may use it; our ids and nonces do not)."""
+    random.seed()

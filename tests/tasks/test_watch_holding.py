@@ -58,9 +58,7 @@ def working(domain: Domain) -> str:
 
 def parked(domain: Domain) -> str:
     task_id = working(domain)
-    domain.store.apply(
-        task_id, *t.park(1, {"ask": elicit_request()}, "token", {}, domain.clock())
-    )
+    domain.store.apply(task_id, *t.park(1, {"ask": elicit_request()}, "token", {}, domain.clock()))
     return task_id
 
 
@@ -104,9 +102,7 @@ def test_a_window_watching_a_list_holds_for_its_whole_length() -> None:
 
 
 @pytest.mark.parametrize(("floor", "ceiling"), [(500, 10_000), (1_000, 4_000), (500, 800)])
-def test_the_floor_lasts_until_the_suggested_interval_first_grows(
-    floor: int, ceiling: int
-) -> None:
+def test_the_floor_lasts_until_the_suggested_interval_first_grows(floor: int, ceiling: int) -> None:
     age = floor_interval_age_ms(floor, ceiling)
     assert age is not None
     assert suggested_poll_interval(age - 1, floor, ceiling) == floor

@@ -16,6 +16,7 @@ long-lived objects, which the collector would otherwise traverse again and again
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from mcp_tasks_aws.runtime import collector_paused
@@ -77,6 +78,59 @@ class Clients:
             # Fail fast inside a request; standard mode keeps botocore's retries with backoff.
             config = Config(connect_timeout=2, read_timeout=10, retries={"mode": "standard"})
             return self._session.create_client(service, config=config)
+
+    def reset(self) -> None:
+        """Forget every client made so far: the next use makes a new one (after a SnapStart
+        restore, so that no connection or credential is shared between restored copies)."""
+        with self._lock:
+            self._clients.clear()
+
+    def prime(self, calls: dict[str, list[tuple[str, dict[str, Any]]]]) -> None:
+        """Warm what the first call of each service pays beyond creating its client: botocore's
+        request path (serialising, signing, parsing; the modules it imports on first use) and
+        this session's loaded data, by making `calls` ({service: [(method, params)]}) on
+        throwaway clients of this session. Those clients have placeholder credentials and every
+        call is answered here, empty, before it is sent: no network, no credentials read, no
+        client kept (what a SnapStart snapshot may hold). Our own clients are made on first
+        use, as always, from the warmed session."""
+        with self._lock:
+            import botocore.session
+            from botocore.awsrequest import AWSResponse
+
+            if self._session is None:
+                self._session = botocore.session.get_session()
+            if not self._loader_set:
+                use_cold_start_loader(self._session)
+                self._loader_set = True
+            session = self._session
+        region = session.get_config_variable("region") or "us-east-1"
+
+        headers: Any = {"x-amzn-requestid": "priming"}
+
+        def answer(request: Any, event_name: str, **_: Any) -> Any:
+            status = 202 if event_name.endswith(".Invoke") else 200
+            return AWSResponse(request.url, status, headers, _Empty())
+
+        for service, service_calls in calls.items():
+            with collector_paused(freeze=True):
+                client = session.create_client(
+                    service,
+                    region_name=region,
+                    aws_access_key_id="priming",
+                    aws_secret_access_key="priming",  # noqa: S106 - a placeholder, never sent
+                )
+                client.meta.events.register("before-send", answer)
+                for method, params in service_calls:
+                    getattr(client, method)(**params)
+                client.close()
+
+
+class _Empty:
+    """The raw body of a priming answer: `{}` for JSON protocols (an empty Invoke reads it
+    as its payload)."""
+
+    def stream(self, **_: Any) -> Iterator[bytes]:
+        yield b"{}"
 
 
 class LazyClient:
