@@ -15,6 +15,7 @@ from types import ModuleType
 import aws_calls
 import cold_start
 import costs
+import latency
 import lifecycle
 import load
 import transitions
@@ -26,6 +27,7 @@ SECTIONS: dict[str, ModuleType] = {
     "lifecycle": lifecycle,
     "load": load,
     "costs": costs,
+    "latency": latency,
 }
 
 
