@@ -16,6 +16,7 @@ import aws_calls
 import cold_start
 import costs
 import handles
+import latency
 import lifecycle
 import load
 import transitions
@@ -28,6 +29,7 @@ SECTIONS: dict[str, ModuleType] = {
     "load": load,
     "costs": costs,
     "handles": handles,
+    "latency": latency,
 }
 
 

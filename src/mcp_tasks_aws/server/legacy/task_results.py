@@ -13,7 +13,13 @@ A function behind API Gateway can neither stream nor hold a request much past 29
   stream reported changes. The window ends as soon as it has delivered something (deployed,
   API Gateway hands the client a window only when it ends), when the task ends (then with the
   `tasks/result` response, under the original request's id), or after `window_ms`, polling the
-  task's head every `poll_ms` meanwhile;
+  task's head every `poll_ms` meanwhile. A window on a working task holds only while the task
+  is young (polled at its floor interval, the first 10 s with a 500 ms floor; see
+  `tasks.watch`): an older task's window sends what is new and ends, its `retry` being the
+  task's poll interval, which grows with its age. So a stream on a long task costs about what
+  polling it does, and no news is later than the poll step in force. A window on a task
+  waiting for input still holds: a 2025-11-25 client comes back on its `retry` timer, not when
+  it has answered, so the window waits for the answer's effect;
 - the client comes back after `retry` with `GET` and the last event id it saw. Every event id
   seals where the stream is (`Position`: task, the `tasks/result` request id, which of the
   outstanding requests it has sent, the status it last reported) to the session, so whichever
@@ -161,8 +167,10 @@ class TaskResults:
         self, resumable: Resumable, record: TaskRecord, position: Position
     ) -> Iterator[Any]:
         session, owner = resumable.session, resumable.principal
-        yield self._mark(session, position)
-        polls = PollWindow(self.window_ms, self.poll_ms, self.clock, self.sleep).polls()
+        hold_ms = self._hold_ms(record)
+        retry_ms = self.retry_ms if hold_ms else record.poll_interval_at(self.service.clock())
+        yield self._mark(session, position, retry_ms)
+        polls = PollWindow(hold_ms, self.poll_ms, self.clock, self.sleep).polls()
         current = record
         held_elsewhere: set[str] = set()
         while True:
@@ -181,6 +189,14 @@ class TaskResults:
                 raise TaskNotFound(expired=True)
             if head.version != current.version:
                 current = self.service.load(owner, position.task_id)
+
+    def _hold_ms(self, record: TaskRecord) -> int:
+        """How long this window waits for news: the whole window, or for a working task only
+        while it is polled at its floor interval."""
+        until = record.polled_at_the_floor_until()
+        if record.visible_status != "working" or until is None:
+            return self.window_ms
+        return max(0, min(self.window_ms, until - self.service.clock()))
 
     def _news(
         self,
@@ -228,9 +244,9 @@ class TaskResults:
     def _event_id(self, session: LegacySession, position: Position) -> str:
         return self.ids.event_id(session, TASK_ROUTE, position.payload())
 
-    def _mark(self, session: LegacySession, position: Position) -> SseEvent:
+    def _mark(self, session: LegacySession, position: Position, retry_ms: int) -> SseEvent:
         """The priming event: where the stream is, and how soon to come back."""
-        return SseEvent(None, event_id=self._event_id(session, position), retry_ms=self.retry_ms)
+        return SseEvent(None, event_id=self._event_id(session, position), retry_ms=retry_ms)
 
     @staticmethod
     def _guarded(position: Position, stream: Iterator[Any]) -> Iterator[Any]:
