@@ -152,6 +152,12 @@ def big(size: int) -> str:
 
 
 @tools.tool(task=TaskPolicy.REQUIRED)
+def quotes(size: int) -> str:
+    """Returns `size` double quotes (each escaped once in JSON, twice in a response)."""
+    return '"' * size
+
+
+@tools.tool(task=TaskPolicy.REQUIRED)
 async def confirm(name: str, ctx: ToolContext) -> str:
     """Asks once, then answers."""
     answer = await ctx.elicit(f"Delete {name}?", CONFIRM, key="confirm")
