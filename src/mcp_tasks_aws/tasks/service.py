@@ -36,8 +36,10 @@ from mcp_tasks_aws.tasks.exceptions import (
     ResultGone,
     TaskAnswerInvalid,
     TaskArgumentsTooLarge,
+    TaskCallTooLarge,
     TaskNotFound,
     TaskNotStarted,
+    TaskTooLarge,
 )
 from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, is_task_id, new_task_id, now_ms
 from mcp_tasks_aws.tasks.ports import Applied, DirectLegs, Page, ResultStore, Runner, TaskStore
@@ -147,7 +149,10 @@ class TaskService:
             asked_keys=frozenset(journal or {}),
             held_by="execution" if direct_legs is None else "direct",
         )
-        self.store.put_new(record)  # TaskAlreadyExists: 128 random bits collided, a broken RNG
+        try:
+            self.store.put_new(record)  # TaskAlreadyExists: 128 random bits collided, a broken RNG
+        except TaskTooLarge as exc:
+            raise TaskCallTooLarge() from exc  # nothing was written: the call is refused
         try:
             if direct_legs is not None:
                 direct_legs.start(record.task_id)
