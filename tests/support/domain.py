@@ -132,6 +132,9 @@ class ResultBucket:
             raise ResultGone(ref)
         return self.objects[ref]
 
+    def size(self, ref: str) -> int:
+        return len(self.get(ref))
+
 
 # -- tools with known behaviour ----------------------------------------------------------------
 

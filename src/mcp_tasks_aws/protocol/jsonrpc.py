@@ -146,5 +146,11 @@ def encoded_size(value: Any) -> int:
     text as a JSON string: each quote and backslash gains an escape there. A quote-heavy result
     of 3 MB of JSON takes 6 MB of response, over Lambda's limit; this counts what it takes.
     """
-    text = json.dumps(value, separators=(",", ":"))
+    return encoded_text_size(json.dumps(value, separators=(",", ":")))
+
+
+def encoded_text_size(text: str | bytes) -> int:
+    """`encoded_size` of a value already written as compact ASCII JSON (a stored result)."""
+    if isinstance(text, bytes):
+        return len(text) + text.count(b'"') + text.count(b"\\")
     return len(text) + text.count('"') + text.count("\\")

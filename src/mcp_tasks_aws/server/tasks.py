@@ -69,9 +69,10 @@ def detailed_fields(view: TaskView) -> dict[str, Any]:
     status = fields["status"]
     if status == "input_required":
         fields["input_requests"] = record.input_requests
-    elif status == "completed":
+    elif status == "completed" and not view.result_withheld:
         # The result is a 2026-07-28 CallToolResult, whose schema requires resultType (strict
-        # clients such as the TypeScript Tasks client reject one without it).
+        # clients such as the TypeScript Tasks client reject one without it). A result the
+        # view withheld (a listen window out of room) is left out, never shown as empty.
         fields["result"] = {"resultType": "complete", **(view.result or {"content": []})}
     elif status == "failed":
         fields["error"] = record.error or {"code": INTERNAL_ERROR, "message": "Task failed"}
