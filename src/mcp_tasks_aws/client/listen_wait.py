@@ -27,6 +27,11 @@ the window's response (the SDK dispatches them on their own task); they are hand
 next window, and the wait ignores any snapshot older (`lastUpdatedAt`) than one already seen,
 so the status never goes backwards.
 
+A notification may come without the payload its status carries (a completed task without its
+`result`, an `input_required` one without its `inputRequests`): the server bounds a window's
+bytes and sends a plain `Task` when the payload does not fit. The wait then reads the task with
+`tasks/get` and handles that instead.
+
 A window that fails (an error answer, an HTTP error, a malformed or truncated stream,
 `listen_timeout`) ends the listening: `follow` returns None and the wait polls from then on; a
 -32601 answer is remembered for the session (`TaskListener.mark_unsupported`).
@@ -166,6 +171,14 @@ class ListenWindows:
                         break
                 else:  # a notifications/tasks payload
                     delivered = news(item) or delivered
+                    if item.payload_missing:
+                        # A plain Task (the window had no room for its result, its requests
+                        # or its error): tasks/get has them.
+                        try:
+                            item = await self.check()
+                        except Exception as exc:
+                            failure = exc
+                            break
                     if await self.observe(item):
                         outcome = item
                         break

@@ -12,6 +12,10 @@ lists a change feed can report.
   under the same status) and a :class:`ListChanged` per changed list. Full records are read
   only for the tasks that changed.
 
+With `result_room`, an offloaded result is read back only when it is no larger than the room
+it returns when the change is built (`TaskService.view`'s `result_limit`): the wire side
+bounds a window's bytes (`server/listen.py`) and says how much is left.
+
 When a window ends: always at its time limit, or once every watched task is terminal with no
 list watched (nothing more can happen). Beyond that it depends on delivery:
 - `keep_open` (the answer streams to the client as it is made): never because of what was
@@ -100,6 +104,7 @@ class Watch:
         lists: list[str],
         window: PollWindow,
         keep_open: bool = False,
+        result_room: Callable[[], int] | None = None,
     ) -> None:
         self._tasks = tasks
         self._feed = feed
@@ -107,6 +112,7 @@ class Watch:
         self.lists = lists if feed is not None else []
         self._window = window
         self._keep_open = keep_open
+        self._result_room = result_room
         self._opened: dict[str, TaskRecord] = {}
         if task_ids and tasks is not None:
             self._opened = tasks.live(owner, task_ids)
@@ -126,7 +132,13 @@ class Watch:
         """Each watched task as it stood when the watch opened (sent after the ack)."""
         if self._tasks is not None:
             for record in self._opened.values():
-                yield TaskChanged(self._tasks.view(record))
+                yield TaskChanged(self._view(record))
+
+    def _view(self, record: TaskRecord) -> TaskView:
+        # Asked when the change is built, so the room reflects what was sent before it.
+        assert self._tasks is not None
+        limit = self._result_room() if self._result_room is not None else None
+        return self._tasks.view(record, result_limit=limit)
 
     def _open(self) -> bool:
         if self.lists:
@@ -158,7 +170,7 @@ class Watch:
                 if moved:
                     # Full records (and an offloaded result) only for what is sent.
                     for task_id, record in self._tasks.live(self._owner, moved).items():
-                        yield TaskChanged(self._tasks.view(record))
+                        yield TaskChanged(self._view(record))
                         shown = _prompting(record)
                         prompting = prompting or shown != self._shown.get(task_id)
                         self._shown[task_id] = shown
