@@ -1239,7 +1239,8 @@ def port_uses(node: ast.AST) -> set[tuple[str, str]]:
 
 
 # Where IAM names an operation otherwise than the API does.
-IAM_ACTION_NAMES = {"lambda:Invoke": "lambda:InvokeFunction"}
+# (S3 has no HeadObject action: s3:GetObject grants HEAD on an object.)
+IAM_ACTION_NAMES = {"lambda:Invoke": "lambda:InvokeFunction", "s3:HeadObject": "s3:GetObject"}
 
 
 def iam_action(service: str, client_method: str) -> str:
