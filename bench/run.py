@@ -15,6 +15,8 @@ from types import ModuleType
 import aws_calls
 import cold_start
 import costs
+import handles
+import latency
 import lifecycle
 import load
 import managed_costs
@@ -27,6 +29,8 @@ SECTIONS: dict[str, ModuleType] = {
     "lifecycle": lifecycle,
     "load": load,
     "costs": costs,
+    "handles": handles,
+    "latency": latency,
     "managed-costs": managed_costs,
 }
 

@@ -18,17 +18,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.typing import LambdaContext
+from mcp_tasks_aws.runtime import init_phase
 
-from mcp_tasks_aws.app import App, handler_from_env
-from mcp_tasks_aws.edge.lost_legs import lost_direct_leg
-from mcp_tasks_aws.tasks.reconcile import (
-    settle_lost_direct_leg,
-    settle_lost_execution,
-    settle_workflow_end,
-)
+# A cold start: no collections while these imports build what lives as long as the
+# environment (`runtime.init_phase`; the handler itself is built the same way).
+with init_phase():
+    from aws_lambda_powertools import Logger, Metrics
+    from aws_lambda_powertools.metrics import MetricUnit
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from mcp_tasks_aws.app import App, handler_from_env
+    from mcp_tasks_aws.edge.lost_legs import lost_direct_leg
+    from mcp_tasks_aws.tasks.reconcile import (
+        settle_lost_direct_leg,
+        settle_lost_execution,
+        settle_workflow_end,
+    )
 
 if TYPE_CHECKING:
     from mcp_tasks_aws.tasks.legs import LegRunner

@@ -251,6 +251,9 @@ LOST_STATUSES = {"FAILED", "TIMED_OUT", "ABORTED"}
 
 COMMON_RESOURCES = {
     "AWS::Lambda::Function": 4,  # API, worker, reconciler, ask (managed workflows' questions)
+    # AutoPublishAlias: the API's and the worker's published version and `live` alias
+    "AWS::Lambda::Version": 2,
+    "AWS::Lambda::Alias": 2,
     "AWS::IAM::Role": 5,
     "AWS::Lambda::Permission": 2,
     "AWS::StepFunctions::StateMachine": 1,
@@ -551,12 +554,12 @@ def test_http_api_invokes_the_api_function_with_payload_2(default_stack: Stack) 
     integration = resources["McpIntegration"]["Properties"]
     assert integration["IntegrationType"] == "AWS_PROXY"
     assert integration["PayloadFormatVersion"] == "2.0"
-    assert integration["IntegrationUri"] == {"Fn::GetAtt": ["ApiFunction", "Arn"]}
+    assert integration["IntegrationUri"] == {"Ref": "ApiFunctionAliaslive"}  # the `live` alias
     assert resources["McpRoute"]["Properties"]["Target"] == {
         "Fn::Sub": "integrations/${McpIntegration}"
     }
     permission = resources["ApiInvokePermission"]["Properties"]
-    assert permission["FunctionName"] == {"Ref": "ApiFunction"}
+    assert permission["FunctionName"] == {"Ref": "ApiFunctionAliaslive"}
     assert permission["Principal"] == "apigateway.amazonaws.com"
     source = resolver().resolve(permission["SourceArn"])
     assert source == f"arn:aws:execute-api:us-east-1:{ACCOUNT}:api123/*/*/mcp"
@@ -696,7 +699,7 @@ def test_direct_legs_are_never_retried_and_their_failures_reach_the_reconciler(
         if config["Properties"]["FunctionName"] == {"Ref": "WorkerFunction"}
     ]
     assert properties["FunctionName"] == {"Ref": "WorkerFunction"}
-    assert properties["Qualifier"] == "$LATEST"
+    assert properties["Qualifier"] == "live"  # the alias the API invokes
     assert properties["MaximumRetryAttempts"] == 0  # a tool must not run twice
     assert 60 <= properties["MaximumEventAgeInSeconds"] <= 21600
     assert properties["DestinationConfig"] == {
@@ -704,7 +707,8 @@ def test_direct_legs_are_never_retried_and_their_failures_reach_the_reconciler(
     }
     # The API function queues first legs with exactly that worker
     api = template["Resources"]["ApiFunction"]["Properties"]
-    assert api["Environment"]["Variables"]["MCP_TASKS_WORKER_FUNCTION"] == {"Ref": "WorkerFunction"}
+    worker = api["Environment"]["Variables"]["MCP_TASKS_WORKER_FUNCTION"]
+    assert worker == {"Ref": "WorkerFunction.Alias"}
     # And the reconcile handler reads the destination record
     assert "lost_direct_leg" in (ROOT / "handlers" / "reconcile.py").read_text()
 
@@ -841,6 +845,13 @@ def test_definitions_use_jsonpath_only(path: Path) -> None:
             )
 
 
+def function_of(reference: dict[str, Any]) -> str:
+    """The function logical id a substitution names: its ARN, or its alias (`X.Alias`)."""
+    if "Fn::GetAtt" in reference:
+        return str(reference["Fn::GetAtt"][0])
+    return str(reference["Ref"]).removesuffix(".Alias")
+
+
 def test_every_invoked_lambda_is_granted_to_the_state_machine(template: dict[str, Any]) -> None:
     for logical, machine in machines(template).items():
         document = json.loads((ROOT / machine["DefinitionUri"]).read_text())
@@ -849,7 +860,7 @@ def test_every_invoked_lambda_is_granted_to_the_state_machine(template: dict[str
             for k, v in walk(document)
             if k == "Parameters" and isinstance(v, dict) and "FunctionName" in v
         }
-        targets = {machine["DefinitionSubstitutions"][name]["Fn::GetAtt"][0] for name in invoked}
+        targets = {function_of(machine["DefinitionSubstitutions"][name]) for name in invoked}
         granted = {
             policy["LambdaInvokePolicy"]["FunctionName"]["Ref"]
             for policy in machine["Policies"]
@@ -1044,7 +1055,7 @@ def test_a_function_may_invoke_only_what_it_must(default_stack: Stack) -> None:
             if "lambda:InvokeFunction" in as_list(statement["Action"])
         ]
     assert invoked == {
-        "ApiFunction": [{"Fn::GetAtt": ["WorkerFunction", "Arn"]}],
+        "ApiFunction": [{"Ref": "WorkerFunctionAliaslive"}],
         "WorkerFunction": [{"Fn::GetAtt": ["ReconcileFunction", "Arn"]}],
         "ReconcileFunction": [],
         "AskFunction": [],
@@ -1062,6 +1073,8 @@ def test_scoped_resources_belong_to_this_stack(default_stack: Stack) -> None:
     account = "123456789012"
     names = {"AWS::Partition": "aws", "AWS::Region": "us-east-1", "AWS::AccountId": account}
     names |= {"AWS::StackName": "stk", "WorkerFunction": "stk-WorkerFunction"}
+    functions = f"arn:aws:lambda:us-east-1:{account}:function"
+    names |= {"WorkerFunctionAliaslive": f"{functions}:stk-WorkerFunction:live"}
     names |= {"AWS::StackId": STACK_ID}
     secret = f"arn:aws:secretsmanager:us-east-1:{account}:secret:StateSecret-AbCdEf"
     names |= {"StateSecret": secret}
@@ -1083,6 +1096,7 @@ def test_scoped_resources_belong_to_this_stack(default_stack: Stack) -> None:
         "states": [machine, machine.replace(":stateMachine:", ":execution:") + ":*"],
         # The state machine's LambdaInvokePolicy covers the worker's versions too (`...*`).
         "lambda": [
+            f"{functions}:stk-WorkerFunction:live",
             f"{functions}:stk-WorkerFunction",
             f"{functions}:stk-WorkerFunction*",
             f"{functions}:stk-ReconcileFunction",
@@ -1257,7 +1271,8 @@ def port_uses(node: ast.AST) -> set[tuple[str, str]]:
 
 
 # Where IAM names an operation otherwise than the API does.
-IAM_ACTION_NAMES = {"lambda:Invoke": "lambda:InvokeFunction"}
+# (S3 has no HeadObject action: s3:GetObject grants HEAD on an object.)
+IAM_ACTION_NAMES = {"lambda:Invoke": "lambda:InvokeFunction", "s3:HeadObject": "s3:GetObject"}
 
 
 def iam_action(service: str, client_method: str) -> str:

@@ -287,6 +287,9 @@ def _template_resolver(
         "ResultBucket": names.bucket,
         "TaskStateMachine": names.machine_arn,
         **{logical: f"{stack}-{logical}" for logical in names.functions},
+        # `!Ref Fn.Alias` (AutoPublishAlias): the function's `live` alias, which locally is the
+        # function itself (no versions here).
+        **{f"{logical}.Alias": f"{stack}-{logical}" for logical in names.functions},
     }
     return Resolver(refs, names.attribute).resolve
 

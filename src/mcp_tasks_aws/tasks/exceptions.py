@@ -35,6 +35,11 @@ class TaskArgumentsTooLarge(TaskError):
     """The call's arguments are too large to be kept with a task."""
 
 
+class TaskCallTooLarge(TaskError):
+    """A new task's record (its arguments, client capabilities and answers gathered inline)
+    is larger than the store allows: nothing was created."""
+
+
 class TaskNotStarted(TaskError):
     """The task was created but its execution could not be started; the task is failed."""
 

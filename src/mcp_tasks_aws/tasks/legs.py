@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import Any, Final, Literal
 
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, to_error_object
+from mcp_tasks_aws.protocol.jsonrpc import encoded_size
 from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.exceptions import TaskCancelled, TaskTooLarge
 from mcp_tasks_aws.tasks.model import TaskRecord, now_ms
@@ -53,9 +54,12 @@ The store may say there is less room on a given record (`result_room`): large ar
 answers take their share of the item."""
 
 MAX_RESULT_BYTES: Final = 4_000_000
-"""The largest result a task may return (bytes of JSON). Lambda answers at most 6 MB, and a
-`tasks/get` carries the result as JSON inside a JSON string (escaping can grow it), so a larger
-result could never be read back: the task completes with a tool error saying so instead."""
+"""The largest result a task may return, in bytes as encoded in a response
+(`protocol.jsonrpc.encoded_size`). Lambda answers at most 6 MB, and a `tasks/get` carries the
+result as JSON inside the JSON string of the proxy response, where every quote and backslash is
+escaped again (a result of quotes doubles): a larger result could never be read back, so the
+task completes with a tool error saying so instead. The rest of a response (the task's fields,
+the headers) fits in what is left."""
 
 LegOutcome = Literal["parked", "done", "handed_over"]
 
@@ -218,15 +222,16 @@ class LegRunner:
 
         Also how a declared workflow's end records its output (`tasks.reconcile`), so a
         workflow's result takes the same budget and S3 path as a leg's."""
-        body = json.dumps(result, separators=(",", ":")).encode()
-        if len(body) > MAX_RESULT_BYTES:
-            logger.warning("task %s: result of %d bytes refused", record.task_id, len(body))
+        size = encoded_size(result)  # what reading it back takes, not its bytes of JSON
+        if size > MAX_RESULT_BYTES:
+            logger.warning("task %s: result of %d bytes (encoded) refused", record.task_id, size)
             result = text_result(
-                f"Tool {record.tool} returned {len(body) / 1e6:.1f} MB; a task result may be at "
-                f"most {MAX_RESULT_BYTES / 1e6:.1f} MB (return a resource link to larger data).",
+                f"Tool {record.tool} returned {size / 1e6:.1f} MB (as encoded in a response); a "
+                f"task result may be at most {MAX_RESULT_BYTES / 1e6:.1f} MB (return a resource "
+                "link to larger data).",
                 is_error=True,
             )
-            body = json.dumps(result, separators=(",", ":")).encode()
+        body = json.dumps(result, separators=(",", ":")).encode()
         budget = self.result_budget
         if self.result_room is not None:
             budget = min(budget, self.result_room(record))

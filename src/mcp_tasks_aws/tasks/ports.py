@@ -164,3 +164,7 @@ class ResultStore(Protocol):
     def get(self, ref: str) -> bytes:
         """A stored body; ResultGone if it is not there any more."""
         ...
+
+    def size(self, ref: str) -> int:
+        """Bytes of a stored body, without reading it; ResultGone if it is not there any more."""
+        ...

@@ -34,14 +34,17 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, NamedTuple
 
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR, InvalidParams
+from mcp_tasks_aws.protocol.jsonrpc import encoded_text_size
 from mcp_tasks_aws.tasks import transitions, workflow
 from mcp_tasks_aws.tasks.exceptions import (
     ResultGone,
     TargetUnavailable,
     TaskAnswerInvalid,
     TaskArgumentsTooLarge,
+    TaskCallTooLarge,
     TaskNotFound,
     TaskNotStarted,
+    TaskTooLarge,
 )
 from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, is_task_id, new_task_id, now_ms
 from mcp_tasks_aws.tasks.ports import (
@@ -79,11 +82,15 @@ def answerable_methods(value: Any) -> frozenset[str]:
 
 class TaskView(NamedTuple):
     """A task as `tasks/get` shows it: the record, with an offloaded result read back, and the
-    poll interval to suggest now (it grows with the task's age)."""
+    poll interval to suggest now (it grows with the task's age).
+
+    `result_withheld`: the task is completed but its offloaded result was not read back (it
+    is larger than the view was allowed to read; see `TaskService.view`)."""
 
     record: TaskRecord
     result: dict[str, Any] | None
     poll_interval_ms: int
+    result_withheld: bool = False
 
 
 class TaskService:
@@ -168,7 +175,10 @@ class TaskService:
             held_by="execution" if direct_legs is None else "direct",
             execution_arn=execution_arn,
         )
-        self.store.put_new(record)  # TaskAlreadyExists: 128 random bits collided, a broken RNG
+        try:
+            self.store.put_new(record)  # TaskAlreadyExists: 128 random bits collided, a broken RNG
+        except TaskTooLarge as exc:
+            raise TaskCallTooLarge() from exc  # nothing was written: the call is refused
         try:
             if spec.workflow is not None:
                 assert self.workflows is not None
@@ -238,18 +248,32 @@ class TaskService:
             raise TaskNotFound(expired=True)
         return record
 
-    def view(self, record: TaskRecord) -> TaskView:
-        """The view of a record, reading an offloaded result back (only once it is shown)."""
+    def view(self, record: TaskRecord, *, result_limit: int | None = None) -> TaskView:
+        """The view of a record, reading an offloaded result back (only once it is shown).
+
+        With `result_limit`, an offloaded result larger than that many bytes (as encoded in a
+        response, `protocol.jsonrpc.encoded_size`) is left out: the view is `result_withheld`.
+        Its stored size is asked first, so one larger even unescaped is not read at all, and
+        one whose escapes make it too large is dropped before it is parsed. A listen window
+        bounds its bytes this way without holding results it will not send.
+        """
         result = record.result
+        poll_interval_ms = record.poll_interval_at(self.clock())
         if record.visible_status == "completed" and record.result_ref is not None:
             if self.results is None:
                 raise RuntimeError("a result was offloaded but no result store is configured")
             try:
-                result = json.loads(self.results.get(record.result_ref))
+                if result_limit is not None and self.results.size(record.result_ref) > result_limit:
+                    return TaskView(record, None, poll_interval_ms, result_withheld=True)
+                body = self.results.get(record.result_ref)
+                if result_limit is not None and encoded_text_size(body) > result_limit:
+                    # Its escapes make it too large after all: dropped before it is parsed.
+                    return TaskView(record, None, poll_interval_ms, result_withheld=True)
+                result = json.loads(body)
             except ResultGone as exc:
                 # The bucket keeps a result at least as long as its task: gone means expired.
                 raise TaskNotFound(expired=True) from exc
-        return TaskView(record, result, record.poll_interval_at(self.clock()))
+        return TaskView(record, result, poll_interval_ms)
 
     def live(self, owner: str, task_ids: list[str]) -> dict[str, TaskRecord]:
         """The caller's live tasks among `task_ids` (one consistent batch read)."""

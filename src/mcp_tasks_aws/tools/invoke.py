@@ -192,10 +192,19 @@ def run_prompt(
     """Render a prompt. Unlike tools, bad arguments and failures are protocol errors."""
     arguments = dict(arguments or {})
     known = {a["name"] for a in spec.arguments}
+    # A prompt's arguments are exactly its function's parameters: a misspelt one would
+    # otherwise be dropped and the prompt rendered without it.
+    unknown = [name for name in arguments if name not in known]
+    if unknown:
+        listed = {"properties": dict.fromkeys(a["name"] for a in spec.arguments)}
+        raise InvalidParams(
+            unknown_argument_message(spec.name, listed, unknown, kind="prompt"),
+            {"unknownArguments": unknown},
+        )
     missing = [a["name"] for a in spec.arguments if a["required"] and a["name"] not in arguments]
     if missing:
         raise InvalidParams(f"Missing required prompt arguments: {', '.join(missing)}")
-    kwargs: dict[str, Any] = {k: v for k, v in arguments.items() if k in known}
+    kwargs: dict[str, Any] = dict(arguments)
     if spec.context_param:
         kwargs[spec.context_param] = ctx
     try:
