@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -167,6 +168,12 @@ def test_a_workflow_starts_once_under_the_task_id_and_stops(sfn: Any, machine: s
     assert names == ["a" * 32]
     flows.stop(arn)
     flows.stop(arn)  # not running any more: fine
+    # moto's execution thread records the abort a moment after StopExecution returns (AWS
+    # answers once it is recorded): wait for it, boundedly.
+    deadline = time.monotonic() + 5
+    while sfn.describe_execution(executionArn=arn)["status"] == "RUNNING":
+        assert time.monotonic() < deadline, "the execution was not stopped"
+        time.sleep(0.01)
     assert sfn.describe_execution(executionArn=arn)["status"] == "ABORTED"
 
 
