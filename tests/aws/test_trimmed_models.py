@@ -26,6 +26,7 @@ SERVICE_OF = {
     "stepfunctions.py": "stepfunctions",
     "secrets.py": "secretsmanager",
     "s3.py": "s3",
+    "targets.py": "stepfunctions",
 }
 """The service whose client each adapter module holds as `self.client`."""
 
@@ -44,6 +45,49 @@ def client_calls(path: Path) -> set[str]:
         ):
             found.add(node.attr)
     return found
+
+
+def fetched_client_calls(path: Path) -> set[tuple[str, str]]:
+    """(service, method) for each `<name> = self.clients.get("<service>")` followed, in the
+    same function, by `<name>.<method>`: how `AwsTargets` reaches the clients of the targets."""
+    found = set()
+    for function in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(function, ast.FunctionDef):
+            continue
+        services: dict[str, str] = {}
+        for node in ast.walk(function):
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Attribute)
+                and node.value.func.attr == "get"
+                and isinstance(node.value.func.value, ast.Attribute)
+                and node.value.func.value.attr == "clients"
+                and node.value.args
+                and isinstance(node.value.args[0], ast.Constant)
+            ):
+                services[node.targets[0].id] = str(node.value.args[0].value)
+        for node in ast.walk(function):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in services
+            ):
+                found.add((services[node.value.id], node.attr))
+    return found
+
+
+def test_clients_fetched_by_service_have_every_operation_called_on_them() -> None:
+    session = botocore.session.get_session()
+    session.set_config_variable("region", "us-east-1")
+    session.set_credentials("testing", "testing")
+    clients = Clients(session)
+    calls = {call for p in ADAPTERS.glob("*.py") for call in fetched_client_calls(p)}
+    assert ("lambda", "invoke") in calls  # the managed targets' calls are found at all
+    missing = sorted(c for c in calls if not hasattr(clients.get(c[0]), c[1]))
+    assert missing == [], f"add {missing} to aws.loader.TRIMMED_OPERATIONS"
 
 
 def test_every_adapter_module_with_a_client_is_mapped_to_its_service() -> None:
