@@ -5,11 +5,10 @@
 // - modern (2026-07-28, v2 requester): the question arrives as the task's inputRequests and is
 //   answered by tasks/update. Approved, the task settles with the workflow's output; declined,
 //   with the workflow's declared tool error; cancelled while it waits, it stays cancelled.
-// - legacy (2025-11-25, v1 requester): the call becomes the workflow's task and tasks/cancel
-//   stops it. Its question is not answered here: the v1 requester polls tasks/get until a
-//   terminal status and reads tasks/result only then, and this server sends a task's
-//   questions on the tasks/result stream (it has no standalone GET stream), so in this era
-//   the TypeScript SDK (ts_sdk_managed.cjs) and the Inspector (task handles) answer it.
+// - legacy (2025-11-25, v1 requester): the same three cases. The v1 requester polls tasks/get
+//   until a terminal status and reads tasks/result only then; the server sends the task's
+//   outstanding question on the stream of a tasks/get (server/legacy/task_questions.py), which
+//   the requester routes to its input handler by the related-task _meta.
 // Prints one JSON line per check; exits 1 if any failed.
 //
 // Usage: node ext_tasks_managed.mjs <node_modules dir> <endpoint URL>
@@ -102,7 +101,7 @@ async function drive(era) {
   const { client, tasks } = await session(era, asked, answer);
   check(`managed ${era}: the client negotiated its era`, client.getProtocolEra() === era, client.getProtocolEra());
 
-  if (era === "modern") await approveAndDecline(tasks, asked, answer);
+  await approveAndDecline(era, tasks, asked, answer);
 
   // Cancelled while the workflow waits: the question (if this era delivers it) is left open
   // until tasks/cancel has landed, then dismissed.
@@ -123,8 +122,7 @@ async function drive(era) {
   await client.close();
 }
 
-async function approveAndDecline(tasks, asked, answer) {
-  const era = "modern";
+async function approveAndDecline(era, tasks, asked, answer) {
   const approved = await deploy(tasks, { version: "v2.0", environment: "staging", stepSeconds: 1 });
   const output = approved.outcome.result?.structuredContent;
   check(
@@ -139,14 +137,16 @@ async function approveAndDecline(tasks, asked, answer) {
 
   answer.current = { action: "decline" };
   const declined = await deploy(tasks, { version: "v2.1", environment: "production" });
-  // A declared tool error: on 2026-07-28 the task completes with an isError result.
-  check(
-    `managed ${era}: declined, the workflow's error path ends the task (Rejected)`,
-    declined.outcome.status === "completed" &&
+  // A declared tool error. 2026-07-28: the task completes with an isError result. 2025-11-25
+  // counts a tool result with isError as a failed task (its tasks/result is that result), and
+  // the v1 requester settles it as failed with the statusMessage.
+  const rejected = era === "modern"
+    ? declined.outcome.status === "completed" &&
       declined.outcome.result?.isError === true &&
-      textOf(declined.outcome.result).includes("Rejected"),
-    declined.outcome,
-  );
+      textOf(declined.outcome.result).includes("Rejected")
+    : declined.outcome.status === "failed" &&
+      String(declined.outcome.task?.statusMessage).includes("Rejected");
+  check(`managed ${era}: declined, the workflow's error path ends the task (Rejected)`, rejected, declined.outcome);
 }
 
 for (const era of ["legacy", "modern"]) {
