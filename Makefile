@@ -18,8 +18,9 @@ install: $(STAMP)
 
 ## Serve the embedded stack at http://$(HOST):$(PORT)/mcp (Ctrl-C stops it).
 ## AUTH=oauth: sign-in required, with a local authorization server next to it.
+## TOOLS=...: the tools to serve, a module or a declaration (examples/managed/tools.yaml).
 run: $(STAMP)
-	HOST=$(HOST) PORT=$(PORT) $(if $(AUTH),MCP_TASKS_AUTH_MODE=$(AUTH)) $(PY) -m mcp_tasks_aws.local.stack
+	HOST=$(HOST) PORT=$(PORT) $(if $(AUTH),MCP_TASKS_AUTH_MODE=$(AUTH)) $(if $(TOOLS),MCP_TASKS_TOOLS=$(TOOLS)) $(PY) -m mcp_tasks_aws.local.stack
 
 ## Everything CI runs: lint, unit and contract tests, the conformance suite, official clients.
 test: lint unit conformance interop
@@ -44,8 +45,9 @@ bench: $(STAMP)
 	$(PY) bench/run.py
 
 ## Build the Lambda artifacts into .aws-sam/build (SAM CLI in .tools/sam-venv, no Docker).
+## TOOLS=...: the ToolsModule to smoke-test (a declaration is checked and its IAM printed).
 build: $(STAMP)
-	$(PY) scripts/sam_build.py
+	$(PY) scripts/sam_build.py $(if $(TOOLS),--tools-module $(TOOLS))
 
 ## Deploy what `make build` built (sam deploy with the SAM CLI in .tools/sam-venv); guided the
 ## first time, when there is no samconfig.toml. DEPLOY_ARGS go to sam deploy (e.g. --guided).

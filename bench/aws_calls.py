@@ -18,11 +18,18 @@ The same operations from a 2025-11-25 session (that revision's tasks utility) ha
 targets, plus
 tasks/list (1 Query on the owner index) and tasks/result; every request in such a session
 also reads the session's state once (one GetItem), which the targets show as "+1".
+
+Managed (issue 20): a task whose work is a declared Standard machine's execution (the
+approval workflow of examples/managed/tools.yaml), on its own stack: create 2 (PutItem,
+StartExecution), get 1, the answer 2 (UpdateItem, SendTaskSuccess), cancel while the workflow
+waits 3 (UpdateItem, StopExecution, SendTaskFailure). The AskFunction's and the reconciler's
+calls (2 each per ask, report and end) are not the API's and are not counted here.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -30,6 +37,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from common import PROJECT_ROOT
 from legacy_client import LegacyHttpClient
 from mcp_client import McpHttpClient, McpHttpError, task_id_of
 
@@ -291,6 +299,50 @@ def measure_legacy(h: Harness) -> list[Row]:
     return rows
 
 
+MANAGED_EXAMPLE = PROJECT_ROOT / "examples" / "managed" / "tools.yaml"
+MANAGED_LABEL = "managed: a declared Standard machine's execution is the task (examples/managed)"
+
+
+def measure_managed() -> list[Row]:
+    """The approval workflow's task, operation by operation (the module docstring's targets)."""
+    from mcp_tasks_aws.local.stack import EmbeddedStack
+
+    # The declaration's local stand-ins (examples.managed.functions) import from the root.
+    if str(PROJECT_ROOT) not in sys.path:
+        sys.path.insert(0, str(PROJECT_ROOT))
+    rows: list[Row] = []
+    with EmbeddedStack(host="127.0.0.1", env={"MCP_TASKS_TOOLS": str(MANAGED_EXAMPLE)}) as stack:
+        app = stack.api_app
+        # The task store and the workflows adapter (its Step Functions client is the runner's).
+        counter = CallCounter([app.store.client, app.workflows.client])
+        client = McpHttpClient(stack.url)
+        arguments = {"version": "v1.0", "environment": "staging", "stepSeconds": 0}
+
+        created, calls = counter.measure(lambda: client.call_tool("deploy", arguments))
+        rows.append(Row("tools/call (starts the execution)", calls, 2, exact=True))
+        task_id = task_id_of(created)
+        _, calls = counter.measure(lambda: client.get_task(task_id))
+        rows.append(Row("tasks/get (working)", calls, 1, exact=True))
+        asked = client.wait_for_task(task_id, {"input_required"}, also="inputRequests")
+        _, calls = counter.measure(lambda: client.get_task(task_id))
+        rows.append(Row("tasks/get (the workflow's question)", calls, 1, exact=True))
+        answer = {"action": "accept", "content": {"approve": True, "approver": "bench"}}
+        responses = {key: answer for key in asked["inputRequests"]}
+        update = {"taskId": task_id, "inputResponses": responses}
+        _, calls = counter.measure(lambda: client.request("tasks/update", update))
+        rows.append(Row("tasks/update (resumes the waiting state)", calls, 2, exact=True))
+        client.wait_for_task(task_id, {"completed"})
+        _, calls = counter.measure(lambda: client.get_task(task_id))
+        rows.append(Row("tasks/get (completed, the output)", calls, 1, exact=True))
+
+        waiting = task_id_of(client.call_tool("deploy", arguments))
+        client.wait_for_task(waiting, {"input_required"}, also="inputRequests")
+        _, calls = counter.measure(lambda: client.request("tasks/cancel", {"taskId": waiting}))
+        rows.append(Row("tasks/cancel (the workflow waits)", calls, 3, exact=True))
+        client.wait_for_task(waiting, {"cancelled"})
+    return rows
+
+
 def main(args: argparse.Namespace) -> int:
     measured: dict[str, list[Row]] = {}
     try:
@@ -299,12 +351,13 @@ def main(args: argparse.Namespace) -> int:
                 measured[path] = measure(harness)
                 if path == "direct":  # as deployed: 2025-11-25 sessions' tasks too
                     measured[path] += measure_legacy(harness)
+        measured["managed"] = measure_managed()
     except McpHttpError as exc:
         print(f"FAILED {exc}")
         return 1
     print("AWS API calls made by the API function while serving one request (embedded stack)")
     for path, rows in measured.items():
-        print(f"-- {PATHS[path]}")
+        print(f"-- {PATHS.get(path, MANAGED_LABEL)}")
         width = max(len(row.operation) for row in rows) + 2
         print(f"{'operation':<{width}}{'calls':>5}  {'target':<7} {'verdict':<8}names")
         for row in rows:

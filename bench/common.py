@@ -68,9 +68,15 @@ def deployed_environment(**overrides: str) -> dict[str, str]:
 
 
 def mcp_event(
-    method: str, params: dict[str, Any] | None = None, *, name: str | None = None, rid: int = 1
+    method: str,
+    params: dict[str, Any] | None = None,
+    *,
+    name: str | None = None,
+    rid: int = 1,
+    capabilities: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The API Gateway payload-v2 event of one MCP 2026-07-28 request."""
+    """The API Gateway payload-v2 event of one MCP 2026-07-28 request (from a client with
+    `capabilities`, by default none)."""
     headers = {
         "content-type": "application/json",
         "accept": "application/json, text/event-stream",
@@ -81,7 +87,7 @@ def mcp_event(
         headers["mcp-name"] = name
     meta = {
         "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
-        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientCapabilities": capabilities or {},
     }
     body = {
         "jsonrpc": "2.0",

@@ -3,6 +3,20 @@
 Pure code: what one path's operations cost is measured by `costs.py` (`Measured`); this module
 turns it into what one task of each case costs, line by line (`Bill`), by simulating the
 client's schedule with the server's own poll-interval rule and the extension's listen windows.
+
+Listening is simulated under two server rules (`Listening`):
+- `HOLDING` (before): every buffered window holds up to its length (20 s) for a change, and the
+  client listens again at once after a window that delivered anything (the snapshot included);
+- `PACED` (now, `tasks.watch`): a buffered window holds only while the task is young (polled at
+  its floor interval, the first 10 s) and not at all while it waits for input; after a window
+  with no news the client waits the task's `pollIntervalMs` (cut short by its own answer).
+Each simulated listen also checks the delivery delay of every change against the poll step in
+force when it happened (`Latency`): the store read step while a window holds, the task's
+poll interval otherwise.
+
+Each function role (API, worker) has its own memory size (`Memory`): a measured CPU overhead
+is billed for its time on a full core x 1769 / MB (a function has MB / 1769 of a vCPU), a wait
+(a tool's sleep, a window holding) for its wall time, and GB-s at the role's size.
 """
 
 from __future__ import annotations
@@ -11,7 +25,7 @@ import math
 from dataclasses import dataclass
 
 from mcp_tasks_aws.config import Settings
-from mcp_tasks_aws.tasks.model import suggested_poll_interval
+from mcp_tasks_aws.tasks.model import floor_interval_age_ms, suggested_poll_interval
 
 # -- prices ------------------------------------------------------------------------------------
 
@@ -28,9 +42,14 @@ PRICES = {
     "fargate_gb_h": 0.00356,
     "alb_h": 0.0225,
     "alb_lcu_h": 0.008,
+    # SnapStart for Python (since its November 2024 launch): the snapshot cached per published
+    # version, per GB of function memory and second it exists; a restore, per GB restored.
+    "snapstart_cache_gb_s": 0.0000015046,
+    "snapstart_restore_gb": 0.0001397998,
 }
-MEMORY_MB = 512  # template.yaml, Globals.Function.MemorySize
-CPU_SCALE = 1769 / MEMORY_MB  # Lambda gives one vCPU at 1769 MB
+MEMORY_MB = 512  # template.yaml: ApiMemorySize and WorkerMemorySize default
+FULL_CORE_MB = 1769  # Lambda gives one vCPU at 1769 MB
+CPU_SCALE = FULL_CORE_MB / MEMORY_MB
 LOG_BYTES_PER_INVOCATION = 700  # estimate: START/END/REPORT lines and one structured line
 HOURS_A_MONTH = 730
 CONTAINER = {"vcpu": 0.25, "gb": 0.5, "lcu": 1.0}
@@ -63,6 +82,20 @@ CASES = (
 )
 
 
+@dataclass(frozen=True)
+class Memory:
+    """Memory sizes (MB) of the two function roles."""
+
+    api: int = MEMORY_MB
+    worker: int = MEMORY_MB
+
+    def label(self) -> str:
+        return f"API {self.api} MB, worker {self.worker} MB"
+
+
+DEFAULT_MEMORY = Memory()
+
+
 @dataclass
 class Op:
     """One kind of invocation: its median duration and the calls it made."""
@@ -70,8 +103,9 @@ class Op:
     seconds: float
     calls: list[str]
 
-    def billed_ms(self, waiting_s: float = 0.0) -> int:
-        return math.ceil(self.seconds * 1000 * CPU_SCALE + waiting_s * 1000)
+    def billed_ms(self, waiting_s: float = 0.0, memory_mb: int = MEMORY_MB) -> int:
+        scale = FULL_CORE_MB / min(memory_mb, FULL_CORE_MB)
+        return math.ceil(self.seconds * 1000 * scale + waiting_s * 1000)
 
 
 @dataclass
@@ -100,11 +134,15 @@ class Measured:
 
 @dataclass
 class Bill:
-    """What one task costs, by line."""
+    """What one task costs, by line. `add` bills an API invocation (`request`: through API
+    Gateway) or, with `request=False`, a worker's."""
 
+    memory: Memory = DEFAULT_MEMORY
     requests: int = 0
     lambda_invocations: int = 0
     lambda_ms: int = 0
+    api_ms: int = 0
+    worker_ms: int = 0
     wru: int = 0
     rru: int = 0
     transitions: int = 0
@@ -112,12 +150,17 @@ class Bill:
     def add(self, op: Op, *, waiting_s: float = 0.0, request: bool = True) -> None:
         self.requests += int(request)
         self.lambda_invocations += 1
-        self.lambda_ms += op.billed_ms(waiting_s)
+        billed = op.billed_ms(waiting_s, self.memory.api if request else self.memory.worker)
+        self.lambda_ms += billed
+        if request:
+            self.api_ms += billed
+        else:
+            self.worker_ms += billed
         self.wru += sum(1 for c in op.calls if c in ("PutItem", "UpdateItem"))
         self.rru += sum(1 for c in op.calls if c in ("GetItem", "BatchGetItem", "Query"))
 
     def lines(self) -> dict[str, float]:
-        gb_s = self.lambda_ms / 1000 * MEMORY_MB / 1024
+        gb_s = (self.api_ms * self.memory.api + self.worker_ms * self.memory.worker) / 1e3 / 1024
         logs_gb = self.lambda_invocations * LOG_BYTES_PER_INVOCATION / 1e9
         return {
             "API Gateway": self.requests * PRICES["apigw_request"],
@@ -191,26 +234,111 @@ class Window:
     gets: int
 
 
-def windows(line: Timeline) -> list[Window]:
-    """The client's listen windows: each ends at the next change (seen at the next store
-    read) or after WINDOW_S; each costs one tasks/get unless it brought the final state."""
+@dataclass(frozen=True)
+class Listening:
+    """A server rule for buffered listen windows, and the client's behaviour with it."""
+
+    name: str
+    paced: bool
+    """True: windows hold only while the task is young and the client waits out windows
+    without news (`PACED`); False: the 20 s windows of before (`HOLDING`)."""
+
+
+HOLDING = Listening("20 s windows (before)", paced=False)
+PACED = Listening("paced windows (now)", paced=True)
+YOUNG_UNTIL_S = floor_interval_age_ms(FLOOR_MS, CEILING_MS) or 0
+YOUNG_UNTIL_S /= 1000  # polled at the floor interval until this age
+
+
+@dataclass
+class Latency:
+    """The worst delivery delay of a status change in a simulated listen, against the poll
+    step in force when it happened."""
+
+    worst_s: float = 0.0
+    worst_ratio: float = 0.0
+
+    def seen(self, changed_at: float, delivered_at: float, step_s: float) -> None:
+        delay = max(0.0, delivered_at - changed_at)
+        self.worst_s = max(self.worst_s, delay)
+        self.worst_ratio = max(self.worst_ratio, delay / step_s)
+
+
+def _hold_s(line: Timeline, t: float, rule: Listening) -> float:
+    """How long a window opened at `t` holds for a change (`tasks.watch`)."""
+    if not rule.paced:
+        return WINDOW_S
+    if line.status(t) != "working":
+        return 0.0  # parked for input (or ended): nothing changes until the client acts
+    return max(0.0, min(WINDOW_S, YOUNG_UNTIL_S - t))
+
+
+def windows(
+    line: Timeline, rule: Listening = HOLDING, latency: Latency | None = None
+) -> list[Window]:
+    """The client's listen windows under `rule`. A window ends at the next change it sees (at
+    its next store read) or after its hold; it costs one tasks/get unless it brought the final
+    state. Under `PACED`, a window without news is followed by the task's poll interval (a
+    parked task's is the ceiling), cut short by the client's own answer."""
     changes = sorted(
         x for x in (line.asked_at, line.answered_at, line.ends_at) if x is not None and x > 0
     )
-    result, t = [], 0.0
+    latency = latency if latency is not None else Latency()
+    result: list[Window] = []
+    t, known = 0.0, line.status(0.0)
+    pending: tuple[float, float] | None = None  # a change not yet delivered: (at, step)
+    if line.asked_at == 0.0:
+        latency.seen(0.0, 0.0, STORE_POLL_S)  # the first window's snapshot shows the question
     while t < line.ends_at:
+        opened_status = line.status(t)
+        news = opened_status != known
+        if pending is not None and news:
+            latency.seen(pending[0], t, pending[1])  # in the snapshot of this window
+            pending = None
+        known = opened_status
+        hold = _hold_s(line, t, rule)
         upcoming = [c for c in changes if c > t]
-        seen = math.ceil((upcoming[0] - t) / STORE_POLL_S) * STORE_POLL_S if upcoming else WINDOW_S
-        length = min(WINDOW_S, seen)
+        if upcoming and upcoming[0] - t <= hold:
+            length = min(hold, math.ceil((upcoming[0] - t) / STORE_POLL_S) * STORE_POLL_S)
+            length = max(length, upcoming[0] - t)
+            seen_status = line.status(t + length)
+            if upcoming[0] != line.answered_at:
+                latency.seen(upcoming[0], t + length, STORE_POLL_S)
+            news = news or seen_status != known
+            known = seen_status
+        else:
+            length = hold
         final = line.status(t + length) == "completed"
         result.append(Window(length, 0 if final else 1))
         t += length
+        if final or not rule.paced or news:
+            if not rule.paced and not final and length == 0:
+                t += hint(known, t, True)  # a quick window without news: poll's pace
+            continue
+        pause = hint(known, t, True)
+        woken = line.answered_at is not None and t < line.answered_at < t + pause
+        step = pause
+        nxt = [c for c in changes if t < c <= t + pause and c != line.answered_at]
+        if nxt:
+            pending = (nxt[0], step)
+        t = line.answered_at if woken and line.answered_at is not None else t + pause
+    if pending is not None:
+        latency.seen(pending[0], t, pending[1])
     return result
 
 
-def bill(case: Case, m: Measured, path: str, adaptive: bool = True) -> Bill:
+def bill(
+    case: Case,
+    m: Measured,
+    path: str,
+    adaptive: bool = True,
+    *,
+    rule: Listening = PACED,
+    memory: Memory = DEFAULT_MEMORY,
+    latency: Latency | None = None,
+) -> Bill:
     line = timeline(case)
-    b = Bill(transitions=m.transitions_input if case.asks else m.transitions_plain)
+    b = Bill(memory=memory, transitions=m.transitions_input if case.asks else m.transitions_plain)
     b.add(m.create)
     if case.asks:
         b.add(m.leg_asks, request=False)
@@ -221,7 +349,7 @@ def bill(case: Case, m: Measured, path: str, adaptive: bool = True) -> Bill:
     else:
         b.add(m.leg_done, waiting_s=case.work_s, request=False)
     if case.listening:
-        for window in windows(line):
+        for window in windows(line, rule, latency):
             b.add(m.listen_open, waiting_s=window.length_s)
             b.rru += math.ceil(window.length_s / STORE_POLL_S)
             for _ in range(window.gets):
@@ -238,3 +366,40 @@ def container_month() -> float:
     )
     alb = PRICES["alb_h"] + CONTAINER["lcu"] * PRICES["alb_lcu_h"]
     return (fargate + alb) * HOURS_A_MONTH
+
+
+SECONDS_A_MONTH = HOURS_A_MONTH * 3600
+
+
+@dataclass(frozen=True)
+class ColdStarts:
+    """What a new execution environment costs, with and without SnapStart (one function)."""
+
+    memory_mb: int
+    init_cpu_s: float
+    """CPU time (s, one full core) of a first task request from a fresh process."""
+    restored_cpu_s: float
+    """CPU time of the same from a restored snapshot (after-restore hooks included)."""
+
+    def _gb(self) -> float:
+        return self.memory_mb / 1024
+
+    def _billed_s(self, cpu_s: float) -> float:
+        return cpu_s * FULL_CORE_MB / min(self.memory_mb, FULL_CORE_MB)
+
+    def without(self) -> float:
+        """Per new environment: init and the first request billed as duration."""
+        return self._billed_s(self.init_cpu_s) * self._gb() * PRICES["lambda_gb_s"]
+
+    def with_snapstart(self) -> float:
+        """Per new environment: the restore charge, and the restored first request's duration."""
+        restored = self._billed_s(self.restored_cpu_s) * self._gb() * PRICES["lambda_gb_s"]
+        return self._gb() * PRICES["snapstart_restore_gb"] + restored
+
+    def cache_month(self) -> float:
+        """The snapshot of one published version, kept a month."""
+        return self._gb() * SECONDS_A_MONTH * PRICES["snapstart_cache_gb_s"]
+
+    def latency_s(self, cpu_s: float) -> float:
+        """The CPU part of a first request's latency at this memory size."""
+        return self._billed_s(cpu_s)

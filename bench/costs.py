@@ -51,13 +51,20 @@ from cost_model import (
     CEILING_MS,
     CONTAINER,
     FLOOR_MS,
+    FULL_CORE_MB,
+    HOLDING,
     MEMORY_MB,
+    PACED,
     PRICES_AS_OF,
     TARGET_RATIO,
     TODAY_MS,
     WINDOW_S,
     Bill,
+    ColdStarts,
+    Latency,
+    Listening,
     Measured,
+    Memory,
     Op,
     bill,
     container_month,
@@ -285,6 +292,94 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+LISTEN_TARGET = 1.2
+"""Case 4 (listening) at most this many times case 3 (polling), direct path."""
+MEMORY_CHOICES = (256, 512, 1024)
+
+
+def waiting(m: Measured, args: argparse.Namespace) -> None:
+    """Listening against polling on the direct path, by server rule and API memory size, with
+    the worst delivery delay against the poll step in force; and what each API memory size
+    does to the first task request's cold start."""
+    print()
+    print(
+        "waiting: listening against polling, direct path (cost ratios; worst delivery delay "
+        "of a status change / the poll step in force then)"
+    )
+    print(f"{'rule, memory':<50}{'case 4/3':>10}{'case 2/1':>10}{'delay/step':>12}{'delay s':>9}")
+    rows: list[tuple[Listening, Memory]] = [(HOLDING, Memory())]
+    rows += [(PACED, Memory(api=mb)) for mb in MEMORY_CHOICES]
+    for rule, memory in rows:
+        ratios, latency = [], Latency()
+        for listened, polled in ((CASES[3], CASES[2]), (CASES[1], CASES[0])):
+            listen = bill(listened, m, "direct", rule=rule, memory=memory, latency=latency)
+            ratios.append(listen.total / bill(polled, m, "direct", memory=memory).total)
+        label = f"{rule.name}, {memory.label()}"
+        print(
+            f"{label:<50}{ratios[0]:>10.2f}{ratios[1]:>10.2f}"
+            f"{latency.worst_ratio:>12.2f}{latency.worst_s:>9.1f}"
+        )
+        if rule is PACED and memory == Memory():
+            verdict = "PASS" if ratios[0] <= LISTEN_TARGET and latency.worst_ratio <= 1 else "MISS"
+            print(
+                f"   case 4 / case 3 = {ratios[0]:.2f} (target <= {LISTEN_TARGET}, no delivery "
+                f"later than its poll step)  {verdict}"
+            )
+    cpu = first_task_cpu_s(args)
+    if cpu is None:
+        return
+    cpu_s = cpu["api-task"]
+    print(
+        f"the API memory's cold-start trade: the first task request takes {cpu_s * 1000:.0f} ms "
+        "of CPU on this machine's core (cold-start section's api-task); at MB / 1769 of a vCPU:"
+    )
+    for mb in MEMORY_CHOICES:
+        print(f"   {mb:>5} MB: about {cpu_s * FULL_CORE_MB / mb * 1000:,.0f} ms")
+    snapstart(cpu)
+
+
+def snapstart(cpu: dict[str, float]) -> None:
+    """SnapStart's cost against a plain cold start, per function at its memory size."""
+    starts = ColdStarts(MEMORY_MB, cpu["api-task"], cpu["api-task-restored"])
+    print()
+    print(
+        f"SnapStart (prices {PRICES_AS_OF}), one {MEMORY_MB} MB function, from the cold-start "
+        f"section's first task request ({starts.init_cpu_s * 1000:.0f} ms of CPU fresh, "
+        f"{starts.restored_cpu_s * 1000:.0f} ms restored):"
+    )
+    print(
+        f"   per million new environments: {per_million(starts.without())} without "
+        f"(init and first request billed), {per_million(starts.with_snapstart())} with "
+        "(restore charge and the restored request)"
+    )
+    print(
+        f"   the snapshot's cache: ${starts.cache_month():,.2f} a month per published version "
+        "(API and worker: two)"
+    )
+    print(
+        f"   first task request's CPU latency: {starts.latency_s(starts.init_cpu_s) * 1000:,.0f}"
+        f" ms fresh, {starts.latency_s(starts.restored_cpu_s) * 1000:,.0f} ms restored "
+        "(Lambda's restore of the snapshot comes on top)"
+    )
+    print(
+        "   so SnapStart buys latency, not money: on by default for the API and the worker, "
+        "whose cold starts a client waits for (template parameter SnapStart)"
+    )
+
+
+def first_task_cpu_s(args: argparse.Namespace) -> dict[str, float] | None:
+    """The median CPU times of the cold-start section's api-task children, fresh and
+    restored (a few runs)."""
+    import cold_start
+
+    rounds = max(1, getattr(args, "cost_cold_rounds", 5))
+    try:
+        return cold_start.first_task_cpu_s(rounds)
+    except (cold_start.ChildFailed, OSError) as exc:
+        print(f"cold-start trade: not measured ({exc})")
+        return None
+
+
 def per_million(amount: float) -> str:
     return f"${amount * 1e6:,.2f}"
 
@@ -333,7 +428,9 @@ def main(args: argparse.Namespace) -> int:
     print(header)
     bills: dict[tuple[int, str], Bill] = {}
     for case in CASES:
-        today_bill = bill(case, measured["step_functions"], "step_functions", adaptive=False)
+        today_bill = bill(
+            case, measured["step_functions"], "step_functions", adaptive=False, rule=HOLDING
+        )
         bills[(case.number, "today")] = today_bill
         for path, m in measured.items():
             bills[(case.number, path)] = bill(case, m, path)
@@ -343,7 +440,10 @@ def main(args: argparse.Namespace) -> int:
             f"{per_million(sfn.total):>16}{per_million(direct.total):>12}"
             f"{direct.total / sfn.total:>12.2f}{direct.total / today_bill.total:>14.2f}"
         )
-    print(f"(today: every leg on Step Functions and a fixed {TODAY_MS} ms poll interval)")
+    print(
+        f"(today: every leg on Step Functions, a fixed {TODAY_MS} ms poll interval and 20 s "
+        "listen windows)"
+    )
     today = bills[(1, "today")]
     ratio = bills[(1, "direct")].total / today.total
     verdict = "PASS" if ratio <= TARGET_RATIO else "MISS"
@@ -367,6 +467,8 @@ def main(args: argparse.Namespace) -> int:
             f"   {label:<24}{b.requests:>5}{b.lambda_invocations:>5}{b.wru:>6}{b.rru:>6}"
             f"{b.transitions:>4}"
         )
+
+    waiting(measured["direct"], args)
 
     month = container_month()
     print()

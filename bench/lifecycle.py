@@ -21,13 +21,25 @@ client code in this process (bench/mcp_client.py):
 
 The comparison is informational: if the side install or its server fails, the section says
 "skipped: <reason>" and goes on. Our stack failing (an HTTP error, a task that does not
-complete) fails the section. There is no target; the ratio ours/FastMCP is printed.
+complete) fails the section.
+
+**Where the direct lifecycle's time goes.** The direct-path server is `bench/timed_stack.py`:
+the same stack, which also counts the time moto spends answering each AWS call, in every
+thread (the API's requests and the worker's legs). Around each measured lifecycle the section
+reads those counts, so each run splits into moto's time and ours (wall time less moto's: the
+process runs one thread at a time, so moto's time in any thread is time our code did not
+run), and so does each request type (tools/call: PutItem and Invoke; tasks/get: GetItem).
+Then a few more lifecycles run with every API request under cProfile, and the profile per
+request type says where the rest goes (botocore, our code, Powertools, pydantic, other).
+Target: ours (the lifecycle less moto) <= 1.2x FastMCP's whole lifecycle.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import socket
+import statistics
 import subprocess
 import tempfile
 import time
@@ -47,6 +59,9 @@ POLL_INTERVAL_S = 0.01
 LIFECYCLE_DEADLINE_S = 30.0
 STARTUP_DEADLINE_S = 90.0
 STOP_TIMEOUT_S = 10.0
+OURS_TARGET = 1.2
+PROFILED_RUNS = 5
+TIMED_STACK = PROJECT_ROOT / "bench" / "timed_stack.py"
 
 
 class ServerFailed(RuntimeError):
@@ -60,6 +75,8 @@ class Samples:
     create: list[float] = field(default_factory=list)
     get: list[float] = field(default_factory=list)
     polls: list[int] = field(default_factory=list)
+    moto: list[dict[str, float]] = field(default_factory=list)
+    """Per lifecycle (timed stack only): moto's seconds by operation, during it."""
 
     def add(self, total: float, create: float, gets: list[float]) -> None:
         """One lifecycle: its whole time, its create's, and each of its gets'."""
@@ -75,13 +92,37 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+class Control:
+    """The command pipe of a `timed_stack.py` child: one JSON line per command."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self._process = process
+
+    def ask(self, command: str) -> dict[str, Any]:
+        assert self._process.stdin is not None
+        assert self._process.stdout is not None
+        self._process.stdin.write(command + "\n")
+        self._process.stdin.flush()
+        line = self._process.stdout.readline()
+        if not line:
+            raise ServerFailed(f"the timed stack did not answer {command!r}")
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+
 @contextmanager
-def server_process(argv: list[str], env: dict[str, str] | None, url: str) -> Iterator[str]:
-    """Run a server child until it answers server/discover at `url`; always stop it."""
+def server_process(
+    argv: list[str], env: dict[str, str] | None, url: str, *, controlled: bool = False
+) -> Iterator[Control | None]:
+    """Run a server child until it answers server/discover at `url`; always stop it. With
+    `controlled`, the child's stdin and stdout are its command pipe (`Control`)."""
     with tempfile.TemporaryFile(mode="w+") as log:
-        process = subprocess.Popen(
-            argv, cwd=PROJECT_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+        pipes: dict[str, Any] = (
+            {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": log, "text": True}
+            if controlled
+            else {"stdout": log, "stderr": subprocess.STDOUT}
         )
+        process = subprocess.Popen(argv, cwd=PROJECT_ROOT, env=env, **pipes)
 
         def tail() -> str:
             log.seek(0)
@@ -103,7 +144,7 @@ def server_process(argv: list[str], env: dict[str, str] | None, url: str) -> Ite
                             f"not ready after {STARTUP_DEADLINE_S:.0f}s: {exc}"
                         ) from exc
                 time.sleep(0.1)
-            yield url
+            yield Control(process) if controlled else None
             if process.poll() is not None:
                 raise ServerFailed(f"exited {process.returncode} while measured: {tail()}")
         finally:
@@ -185,11 +226,31 @@ OURS = {
 }
 
 
-def ours(runs: int, path: str) -> tuple[Samples, Samples | None]:
-    """The lifecycle on one embedded stack; on the direct path (as deployed) a 2025-11-25
-    session's too, interleaved run by run."""
+@dataclass
+class Split:
+    """Where the direct lifecycle's time went: the timed samples, and the profile."""
+
+    samples: Samples
+    profile: dict[str, Any]
+
+
+def moto_during(control: Control, action: Callable[[], None]) -> dict[str, float]:
+    """Run `action`: moto's seconds by operation meanwhile."""
+    before = control.ask("counts")["moto_s"]
+    action()
+    after = control.ask("counts")["moto_s"]
+    return {op: after[op] - before.get(op, 0.0) for op in after if after[op] > before.get(op, 0.0)}
+
+
+def ours(runs: int, path: str) -> tuple[Samples, Samples | None, Split | None]:
+    """The lifecycle on one embedded stack; on the direct path (as deployed, on the timed
+    stack) a 2025-11-25 session's too, interleaved run by run, and the split of its time."""
     port = free_port()
-    argv = [PYTHON, "-m", "mcp_tasks_aws.local.stack", "--host", "127.0.0.1", "--port", str(port)]
+    timed = path == "direct"
+    module = (
+        [str(TIMED_STACK)] if timed else ["-m", "mcp_tasks_aws.local.stack", "--host", "127.0.0.1"]
+    )
+    argv = [PYTHON, *module, "--port", str(port)]
     # The stack makes its own table, state machine, bucket and state secret: the deployed
     # function's names and secret ARN (which would win over them) must not reach it.
     env = {k: v for k, v in deployed_environment().items() if not k.startswith("MCP_TASKS_")}
@@ -197,7 +258,7 @@ def ours(runs: int, path: str) -> tuple[Samples, Samples | None]:
     if path == "step_functions":
         env["MCP_TASKS_WORKER_FUNCTION"] = ""  # no direct legs: every leg in an execution
     url = f"http://127.0.0.1:{port}/mcp"
-    with server_process(argv, env, url):
+    with server_process(argv, env, url, controlled=timed) as control:
         modern = McpHttpClient(url)
         samples = Samples(OURS[path])
         legacy: LegacyHttpClient | None = None
@@ -211,10 +272,20 @@ def ours(runs: int, path: str) -> tuple[Samples, Samples | None]:
             if legacy is not None:
                 legacy_lifecycle(legacy, None)
         for _ in range(runs):
-            lifecycle(modern, samples)
+            if control is None:
+                lifecycle(modern, samples)
+            else:
+                samples.moto.append(moto_during(control, lambda: lifecycle(modern, samples)))
             if legacy is not None:
                 legacy_lifecycle(legacy, legacy_samples)
-        return samples, legacy_samples
+        split = None
+        if control is not None:
+            control.ask("profile on")
+            for _ in range(PROFILED_RUNS):
+                lifecycle(modern, None)
+            control.ask("profile off")
+            split = Split(samples, control.ask("profile"))
+        return samples, legacy_samples, split
 
 
 def fastmcp(runs: int) -> Samples:
@@ -250,8 +321,8 @@ def _row(s: Samples, width: int) -> str:
 def main(args: argparse.Namespace) -> int:
     runs = max(1, args.lifecycle_runs)
     try:
-        mine, mine_legacy = ours(runs, "direct")
-        machine, _ = ours(runs, "step_functions")
+        mine, mine_legacy, split = ours(runs, "direct")
+        machine, _, _ = ours(runs, "step_functions")
     except (McpHttpError, ServerFailed) as exc:
         print(f"FAILED mcp-tasks-aws: {exc}")
         return 1
@@ -293,4 +364,76 @@ def main(args: argparse.Namespace) -> int:
         for s in (mine, machine):
             ratio = median_ms(s.total) / median_ms(theirs.total)
             print(f"ratio {s.label} / FastMCP (median lifecycle): {ratio:.2f}  (informational)")
+    if split is not None:
+        report_split(split, theirs)
     return 0
+
+
+def report_split(split: Split, theirs: Samples | None) -> None:
+    s = split.samples
+    moto = [sum(m.values()) for m in s.moto]
+    ours_ms = statistics.median((t - m) * 1000 for t, m in zip(s.total, moto, strict=True))
+
+    def per_call(ops: tuple[str, ...], calls_per_run: int) -> float:
+        return (
+            statistics.median(sum(m.get(op, 0.0) for op in ops) for m in s.moto)
+            * 1000
+            / max(1, calls_per_run)
+        )
+
+    polls = round(sum(s.polls) / len(s.polls))
+    create_moto = per_call(("dynamodb.PutItem", "lambda.Invoke"), 1)
+    get_moto = per_call(("dynamodb.GetItem",), polls)
+    leg_moto = per_call(("dynamodb.UpdateItem",), 1)
+    print()
+    print(
+        "where the direct lifecycle's time goes (the same runs; moto: answering AWS calls in "
+        "this process, any thread; ours: the rest of the wall time)"
+    )
+    print(
+        f"   lifecycle   {median_ms(s.total):7.1f} ms = moto {statistics.median(moto) * 1000:5.1f}"
+        f" + ours {ours_ms:5.1f}"
+    )
+    print(
+        f"   tools/call  {median_ms(s.create):7.1f} ms = moto {create_moto:5.1f} (PutItem, Invoke)"
+        f" + ours {median_ms(s.create) - create_moto:5.1f}"
+    )
+    print(
+        f"   tasks/get   {median_ms(s.get):7.1f} ms = moto {get_moto:5.1f} (GetItem)"
+        f" + ours {median_ms(s.get) - get_moto:5.1f}"
+    )
+    print(f"   the worker's leg: moto {leg_moto:5.1f} ms (UpdateItem: claim, outcome)")
+    if theirs is not None:
+        whole = median_ms(s.total) / median_ms(theirs.total)
+        mine = ours_ms / median_ms(theirs.total)
+        verdict = "PASS" if mine <= OURS_TARGET else "MISS"
+        print(f"ratio direct lifecycle / FastMCP's whole lifecycle: {whole:.2f} (moto included)")
+        print(
+            f"ratio ours (less moto) / FastMCP's whole lifecycle: {mine:.2f} "
+            f"(target <= {OURS_TARGET})  {verdict}"
+        )
+    print(
+        f"profile per request type ({PROFILED_RUNS} lifecycles under cProfile, which slows "
+        "everything: read the shares), self time per request, ms:"
+    )
+    kinds = ("moto", "botocore", "ours", "powertools", "pydantic", "other")
+    print(
+        f"   {'method':<12}{'request':>9}{'SDK call':>10}{'in moto':>9}"
+        + "".join(f"{k:>11}" for k in kinds)
+    )
+    for method, row in sorted(split.profile.items()):
+        inclusive = row["inclusive_ms"]
+        print(
+            f"   {method:<12}{inclusive.get('request', 0.0):>9.2f}"
+            f"{inclusive.get('sdk call', 0.0):>10.2f}{inclusive.get('moto', 0.0):>9.2f}"
+            + "".join(f"{row['ms'].get(k, 0.0):>11.2f}" for k in kinds)
+        )
+    print(
+        "   (request, SDK call, in moto: inclusive; then self time by where it ran, a builtin's "
+        "counted with its caller's; moto includes the embedded stack's glue, mcp_tasks_aws.local)"
+    )
+    for method, row in sorted(split.profile.items()):
+        top = ", ".join(f"{name} {ms:.2f}" for name, ms in row["ours_top"][:5])
+        print(f"   our costliest in {method} (self): {top}")
+        top = ", ".join(f"{name} {ms:.2f}" for name, ms in row["other_top"][:5])
+        print(f"   the rest's costliest in {method} (self): {top}")

@@ -15,8 +15,11 @@ from types import ModuleType
 import aws_calls
 import cold_start
 import costs
+import handles
+import latency
 import lifecycle
 import load
+import managed_costs
 import transitions
 
 SECTIONS: dict[str, ModuleType] = {
@@ -26,6 +29,9 @@ SECTIONS: dict[str, ModuleType] = {
     "lifecycle": lifecycle,
     "load": load,
     "costs": costs,
+    "handles": handles,
+    "latency": latency,
+    "managed-costs": managed_costs,
 }
 
 

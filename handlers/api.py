@@ -10,14 +10,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.typing import LambdaContext
+from mcp_tasks_aws.runtime import init_phase, on_snapshot
 
-from mcp_tasks_aws.app import App, handler_from_env
-from mcp_tasks_aws.edge.apigw import response_to_api
-from mcp_tasks_aws.edge.observability import OptionalTracer
-from mcp_tasks_aws.protocol.errors import McpError
+# A cold start: no collections while these imports build what lives as long as the
+# environment (`runtime.init_phase`; the handler itself is built the same way).
+with init_phase():
+    from aws_lambda_powertools import Logger, Metrics
+    from aws_lambda_powertools.metrics import MetricUnit
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from mcp_tasks_aws.app import App, handler_from_env
+    from mcp_tasks_aws.edge.apigw import response_to_api
+    from mcp_tasks_aws.edge.observability import OptionalTracer
+    from mcp_tasks_aws.protocol.errors import McpError
 
 logger = Logger()
 tracer = OptionalTracer()
@@ -34,6 +39,8 @@ def _tag_request(method: str, request_id: Any) -> None:
 def make_handler(app: App) -> LambdaHandler:
     transport = app.transport(on_request=_tag_request)
     edge = app.edge(transport)  # AuthMode: caller, challenge, scopes
+    # SnapStart (where Lambda offers it): primed before the snapshot, refreshed after restores.
+    on_snapshot(lambda: app.prime(transport), lambda: app.after_restore(edge))
 
     @logger.inject_lambda_context(clear_state=True)
     @tracer.capture_lambda_handler

@@ -12,12 +12,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.typing import LambdaContext
+from mcp_tasks_aws.runtime import init_phase, on_snapshot
 
-from mcp_tasks_aws.app import App, handler_from_env
-from mcp_tasks_aws.edge.observability import OptionalTracer
+# A cold start: no collections while these imports build what lives as long as the
+# environment (`runtime.init_phase`; the handler itself is built the same way).
+with init_phase():
+    from aws_lambda_powertools import Logger, Metrics
+    from aws_lambda_powertools.metrics import MetricUnit
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from mcp_tasks_aws.app import App, handler_from_env
+    from mcp_tasks_aws.edge.observability import OptionalTracer
 
 logger = Logger()
 tracer = OptionalTracer()
@@ -27,6 +32,8 @@ LambdaHandler = Callable[[dict[str, Any], Any], dict[str, str]]
 
 def make_handler(app: App) -> LambdaHandler:
     legs = app.leg_runner()
+    # SnapStart (where Lambda offers it): primed before the snapshot, refreshed after restores.
+    on_snapshot(app.prime, app.after_restore)
 
     @logger.inject_lambda_context(clear_state=True)
     @tracer.capture_lambda_handler

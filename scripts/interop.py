@@ -10,15 +10,28 @@
   results through task_status / task_answer / task_cancel, one question answered through its
   elicitation handler and one through task_answer by a client reading only the text.
 - `@modelcontextprotocol/ext-tasks` 0.2.x on `@modelcontextprotocol/client` 2.x, driven by
-  `scripts/interop/ext_tasks_client.mjs`, in both eras (its v1 and v2 requesters).
+  `scripts/interop/ext_tasks_client.mjs`, in both eras (its v1 and v2 requesters; its v1
+  requester gets a task's question on a `tasks/get` stream, `server/legacy/task_questions.py`).
+- `@modelcontextprotocol/client` 2.x WITHOUT ext-tasks, driven by
+  `scripts/interop/ts_client_handles.mjs`, in both eras: task handles followed to their
+  results through the handle tools, one question through its elicitation handler, one through
+  task_answer by a client reading only the text.
 - The MCP Inspector 2.x CLI in its default era (legacy: an `initialize` first), and in its
   `modern` and `auto` eras: listing and calling tools (a task-only tool runs as a task through
   ext-tasks in both eras), listing and reading resources; and, tasks off (legacy era, a tool
-  the server answers with a handle), following a handle through the handle tools.
+  the server answers with a handle), following a handle through the handle tools; and in the
+  modern era with the Tasks extension left out where the CLI allows it, following handles
+  (started by a plain call) through task_status and task_answer.
+
+- The managed example (`examples/managed/tools.yaml`, docs/managed.md): the TS SDK
+  (`scripts/interop/ts_sdk_managed.cjs`, 2025-11-25 tasks), ext-tasks
+  (`scripts/interop/ext_tasks_managed.mjs`, both eras) and the Inspector CLI (both eras; the
+  legacy one through task handles) drive its approval workflow, whose run is the MCP task.
 
 Installs Node 22 (as the conformance runner does) and the pinned clients into `.tools/clients`
 (git-ignored), starts the embedded stack with the conformance tools on a free loopback port,
-and fails if any check fails. Usage: `python scripts/interop.py`.
+then another serving the managed example, and fails if any check fails.
+Usage: `python scripts/interop.py`.
 """
 
 from __future__ import annotations
@@ -29,6 +42,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -43,6 +57,10 @@ TS_DRIVER = ROOT / "scripts" / "interop" / "ts_sdk_client.cjs"
 TS_TASKS_DRIVER = ROOT / "scripts" / "interop" / "ts_sdk_tasks.cjs"
 TS_HANDLES_DRIVER = ROOT / "scripts" / "interop" / "ts_sdk_handles.cjs"
 EXT_TASKS_DRIVER = ROOT / "scripts" / "interop" / "ext_tasks_client.mjs"
+TS_MANAGED_DRIVER = ROOT / "scripts" / "interop" / "ts_sdk_managed.cjs"
+EXT_TASKS_MANAGED_DRIVER = ROOT / "scripts" / "interop" / "ext_tasks_managed.mjs"
+MANAGED_EXAMPLE = "examples/managed/tools.yaml"
+TS2_HANDLES_DRIVER = ROOT / "scripts" / "interop" / "ts_client_handles.mjs"
 INSPECTOR = "@modelcontextprotocol/inspector/clients/launcher/build/index.js"
 
 
@@ -202,21 +220,50 @@ def _filled(value: Any) -> Any:
     return value
 
 
-def inspector_handle_checks(node: Path, modules: Path, url: str) -> list[dict[str, Any]]:
-    """The Inspector CLI (legacy era, no tasks: it runs a task only for a `required` tool, and
-    a tool that answers with a handle is listed `optional`) follows a task-only tool's handle
-    through the handle tools, reading only the text of each result, one command per call."""
-    cli = [str(node), str(modules / INSPECTOR), "--cli", url, "--method", "tools/call"]
+def _text(result: Any) -> str:
+    return "\n".join(b.get("text", "") for b in result.get("content", []))
+
+
+def _follow_text(call: Callable[[str, dict[str, Any]], Any], first: Any, steps: list[str]) -> str:
+    """A model's part: follow the `Next: call ...` each result's text names, filling in the
+    answers it asks for, until a result names nothing more; return that result's text."""
+    words = _text(first)
+    while (found := NEXT.search(words)) is not None:
+        if len(steps) > 20:
+            raise RuntimeError(f"no end in sight: {words[-400:]}")
+        arguments, _ = json.JSONDecoder().raw_decode(words[found.end() :])
+        steps.append(found["tool"])
+        words = _text(call(found["tool"], _filled(arguments)))
+    return words
+
+
+def _cli_caller(cli: list[str]) -> Callable[[str, dict[str, Any]], Any]:
+    """One Inspector CLI command per tool call (its JSON output; a non-zero exit raises)."""
 
     def call(tool: str, arguments: dict[str, Any]) -> Any:
-        proc = run([*cli, "--tool-name", tool, "--tool-args-json", json.dumps(arguments)])
+        proc = run(
+            [
+                *cli,
+                "--method",
+                "tools/call",
+                "--tool-name",
+                tool,
+                "--tool-args-json",
+                json.dumps(arguments),
+            ]
+        )
         if proc.returncode != 0:
             raise RuntimeError(f"{tool}: exit {proc.returncode}: {proc.stderr[-400:]}")
         return json.loads(proc.stdout)
 
-    def text(result: Any) -> str:
-        return "\n".join(b.get("text", "") for b in result.get("content", []))
+    return call
 
+
+def inspector_handle_checks(node: Path, modules: Path, url: str) -> list[dict[str, Any]]:
+    """The Inspector CLI (legacy era, no tasks: it runs a task only for a `required` tool, and
+    a tool that answers with a handle is listed `optional`) follows a task-only tool's handle
+    through the handle tools, reading only the text of each result, one command per call."""
+    call = _cli_caller([str(node), str(modules / INSPECTOR), "--cli", url])
     results = []
     steps: list[str] = []
     try:
@@ -225,17 +272,11 @@ def inspector_handle_checks(node: Path, modules: Path, url: str) -> list[dict[st
         results.append(
             {
                 "check": "inspector legacy: a task-only tool answers with a handle",
-                "ok": started and "Started task" in text(first),
+                "ok": started and "Started task" in _text(first),
                 "detail": None if started else str(first)[:400],
             }
         )
-        words = text(first)
-        while (found := NEXT.search(words)) is not None:
-            if len(steps) > 20:
-                raise RuntimeError(f"no end in sight: {words[-400:]}")
-            arguments, _ = json.JSONDecoder().raw_decode(words[found.end() :])
-            steps.append(found["tool"])
-            words = text(call(found["tool"], _filled(arguments)))
+        words = _follow_text(call, first, steps)
         ok = words == "Deleted inspector.txt." and "task_answer" in steps
         detail = None if ok else f"{steps}: {words[-400:]}"
     except (RuntimeError, ValueError, KeyError) as exc:
@@ -251,11 +292,169 @@ def inspector_handle_checks(node: Path, modules: Path, url: str) -> list[dict[st
     return results
 
 
+def inspector_managed_checks(node: Path, modules: Path, url: str) -> list[dict[str, Any]]:
+    """The Inspector CLI against the managed example (examples/managed/tools.yaml).
+
+    Legacy era (no tasks for an `optional` listing): the approval workflow's task answers with
+    a handle, and following its text answers the workflow's question (task_answer) and reaches
+    the workflow's output. Modern era: the CLI runs the task through ext-tasks, and, as it
+    advertises no elicitation, the workflow's question is refused and the task ends failed
+    saying so (McpUnsupported). Both eras: a declared Lambda function and an Express machine
+    answer inline.
+    """
+    base = [str(node), str(modules / INSPECTOR), "--cli", url]
+    results = []
+    for era in ("legacy", "modern"):
+        call = _cli_caller([*base, *(["--protocol-era", era] if era == "modern" else [])])
+        for tool, arguments, expected in (
+            ("word_count", {"text": "one two three"}, {"words": 3, "lines": 1}),
+            ("quote", {"item": "bolt", "quantity": 2}, {"item": "bolt", "quantity": 2}),
+        ):
+            try:
+                structured = call(tool, arguments).get("structuredContent") or {}
+                ok = all(structured.get(k) == v for k, v in expected.items())
+                detail = None if ok else str(structured)[:400]
+            except (RuntimeError, ValueError) as exc:
+                ok, detail = False, str(exc)
+            results.append(
+                {
+                    "check": f"inspector managed {era}: {tool} answers inline",
+                    "ok": ok,
+                    "detail": detail,
+                }
+            )
+    legacy = _cli_caller(base)
+    steps: list[str] = []
+    deploy = {"version": "v3.0", "environment": "staging", "stepSeconds": 1}
+    try:
+        words = _follow_text(legacy, legacy("deploy", deploy), steps)
+        ok = '"deployed":"v3.0"' in words and "task_answer" in steps
+        detail = None if ok else f"{steps}: {words[-400:]}"
+    except (RuntimeError, ValueError, KeyError) as exc:
+        ok, detail = False, f"{steps}: {exc}"
+    results.append(
+        {
+            "check": "inspector managed legacy: the approval workflow's handle, followed, answers "
+            "its question and reaches its output",
+            "ok": ok,
+            "detail": detail,
+        }
+    )
+    modern = [*base, "--protocol-era", "modern", "--method", "tools/call", "--tool-name", "deploy"]
+    proc = run([*modern, "--tool-args-json", json.dumps(deploy)])
+    ok = proc.returncode == FAILED_EXIT and "McpUnsupported" in proc.stderr
+    results.append(
+        {
+            "check": "inspector managed modern: the workflow runs as a task; its question, which "
+            "this client cannot answer, ends it failed saying so",
+            "ok": ok,
+            "detail": None
+            if ok
+            else f"exit {proc.returncode}: {proc.stdout[-300:]} {proc.stderr[-300:]}",
+        }
+    )
+    return results
+
+
+MODERN = "2026-07-28"
+
+
+def plain_modern_call(url: str, tool: str, arguments: dict[str, Any]) -> Any:
+    """A 2026-07-28 tools/call that declares nothing (no Tasks extension, no elicitation): what
+    a host without tasks sends. Its result (a handle for a task-only tool)."""
+    import urllib.request
+
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientInfo": {"name": "interop-plain", "version": "1.0.0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments, "_meta": meta},
+    }
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": MODERN,
+        "mcp-method": "tools/call",
+        "mcp-name": tool,
+    }
+    if not url.startswith("http://127.0.0.1:"):
+        raise ValueError(f"not the embedded stack's loopback URL: {url}")
+    data = json.dumps(body).encode()
+    request = urllib.request.Request(url, data, headers, method="POST")  # noqa: S310 - loopback http checked above
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: no proxy
+    with opener.open(request, timeout=30) as response:
+        return json.loads(response.read())["result"]
+
+
+def inspector_modern_handle_checks(
+    node: Path, modules: Path, url: str, workdir: Path
+) -> list[dict[str, Any]]:
+    """The Inspector CLI in the 2026-07-28 era, with the Tasks extension left out of its
+    requests' `clientCapabilities` where the CLI lets it be (a config file's per-server
+    `metadata`; docs/handles.md says why its own tools/call still declares it): its tools/list
+    shows the handle tools, and it follows handles, reading only the text of each result,
+    through task_status and task_answer to each task's result. The handles are started by a
+    plain 2026-07-28 call of the same caller (the CLI cannot start one: ext-tasks stamps the
+    Tasks extension on its every tools/call, so a long tool is a task for it)."""
+    config = workdir / "inspector-modern-no-tasks.json"
+    server = {
+        "type": "streamable-http",
+        "url": url,
+        "protocolEra": "modern",
+        "metadata": {"io.modelcontextprotocol/clientCapabilities": {}},
+    }
+    config.write_text(json.dumps({"mcpServers": {"no-tasks": server}}))
+    cli = [str(node), str(modules / INSPECTOR), "--cli", "--config", str(config)]
+    cli += ["--server", "no-tasks"]
+    results = []
+    listed = run([*cli, "--method", "tools/list"])
+    try:
+        names = [tool["name"] for tool in json.loads(listed.stdout)["tools"]]
+        ok = {"task_status", "task_answer", "task_cancel"} <= set(names)
+        detail = None if ok else str(names)
+    except (ValueError, KeyError, TypeError):
+        ok, detail = False, f"exit {listed.returncode}: {listed.stderr[-400:]}"
+    results.append(
+        {
+            "check": "inspector modern, tasks off: tools/list shows the handle tools",
+            "ok": ok,
+            "detail": detail,
+        }
+    )
+    call = _cli_caller(cli)
+    cases = [
+        ("confirm_delete", {"filename": "inspector-modern.txt"}, "Deleted inspector-modern.txt."),
+        ("multi_input", {}, "Got interop and interop."),
+    ]
+    for tool, arguments, expected in cases:
+        steps: list[str] = []
+        try:
+            words = _follow_text(call, plain_modern_call(url, tool, arguments), steps)
+            ok = words == expected and steps[0] == "task_status" and "task_answer" in steps
+            detail = None if ok else f"{steps}: {words[-400:]}"
+        except (RuntimeError, ValueError, KeyError, OSError) as exc:
+            ok, detail = False, f"{steps}: {exc}"
+        results.append(
+            {
+                "check": f"inspector modern, tasks off: {tool}'s handle followed through "
+                "task_status and task_answer reaches its result",
+                "ok": ok,
+                "detail": detail,
+            }
+        )
+    return results
+
+
 def driver_checks(
     label: str, node: Path, driver: Path, modules: Path, url: str
 ) -> list[dict[str, Any]]:
     """Run a driver script that prints one JSON line per check."""
-    proc = run([str(node), str(driver), str(modules), url], timeout=240)
+    proc = run([str(node), str(driver), str(modules), url], timeout=360)
     results = []
     for line in proc.stdout.splitlines():
         try:
@@ -286,8 +485,21 @@ def main() -> int:
         results += driver_checks("ts-sdk tasks", node, TS_TASKS_DRIVER, modules, stack.url)
         results += driver_checks("ts-sdk handles", node, TS_HANDLES_DRIVER, modules, stack.url)
         results += driver_checks("ext-tasks", node, EXT_TASKS_DRIVER, modules, stack.url)
+        results += driver_checks("ts-client handles", node, TS2_HANDLES_DRIVER, modules, stack.url)
         results += inspector_checks(node, modules, stack.url)
         results += inspector_handle_checks(node, modules, stack.url)
+        with tempfile.TemporaryDirectory() as workdir:
+            results += inspector_modern_handle_checks(node, modules, stack.url, Path(workdir))
+    # The managed example: a declaration's tools, its approval workflow run as the task. Its
+    # local stand-ins (examples.managed.functions) import from the project root, as `make run`
+    # imports from the current directory.
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    managed_env = {**os.environ, "MCP_TASKS_TOOLS": str(ROOT / MANAGED_EXAMPLE)}
+    with EmbeddedStack(host="127.0.0.1", port=0, env=managed_env) as stack:
+        results += driver_checks("ts-sdk", node, TS_MANAGED_DRIVER, modules, stack.url)
+        results += driver_checks("ext-tasks", node, EXT_TASKS_MANAGED_DRIVER, modules, stack.url)
+        results += inspector_managed_checks(node, modules, stack.url)
     failed = [r for r in results if not r["ok"]]
     for result in results:
         mark = "ok  " if result["ok"] else "FAIL"

@@ -29,6 +29,12 @@
    parameter_overrides (what `sam deploy` will use), else $MCP_TASKS_TOOLS, else the
    template's default.
 
+Managed tools: when the tools module is a declaration file (`ToolsModule=path/tools.yaml`),
+it is checked first (a problem is one line naming the file, the tool and the field, and the
+build stops), its folder is staged beside the code at the same relative path (the functions
+read it from their code root), and the least-privilege parameters it needs (`targets.iam`)
+are written to `.aws-sam/managed-parameters.json` and printed as `--parameter-overrides`.
+
 Usage: `python scripts/sam_build.py [--skip-smoke] [--skip-validate] [--keep-sdk]
 [--tools-module MODULE]`.
 `make deploy` afterwards (`scripts/sam_deploy.py`) runs `sam deploy` on `.aws-sam/build` with
@@ -56,6 +62,7 @@ SAM_CLI = "aws-sam-cli==1.170.0"
 STAGE = ROOT / ".aws-sam" / "stage"
 BUILD = ROOT / ".aws-sam" / "build"
 SMOKE = ROOT / ".aws-sam" / "smoke"
+MANAGED_PARAMETERS = ROOT / ".aws-sam" / "managed-parameters.json"
 RUNTIME_PROVIDED = {"boto3", "botocore"}
 # The AWS SDK and its dependencies, all in the Lambda Python runtime: when a dependency pulls
 # them in anyway (aws-xray-sdk requires botocore), they are pruned from the build, so the
@@ -64,7 +71,7 @@ RUNTIME_SDK_TREE = {"boto3", "botocore", "s3transfer", "urllib3", "python-dateut
 # Top-level names that must never be in a function package (boto3/botocore: the runtime's).
 FORBIDDEN = ("moto", "mcp", "pytest", "_pytest", "boto3", "botocore")
 REQUIRED = ("handlers", "mcp_tasks_aws")
-HANDLERS = ("handlers.api", "handlers.worker", "handlers.reconcile")
+HANDLERS = ("handlers.api", "handlers.worker", "handlers.reconcile", "handlers.ask")
 # Imported by the functions only on first use, so an import of the handlers does not reach them.
 LAZY_IMPORTS = ("cryptography.hazmat.primitives.ciphers.aead",)
 
@@ -155,13 +162,45 @@ def copy_function_code(code: Path) -> None:
     )
 
 
-def stage() -> Path:
+def is_declaration(tools_module: str) -> bool:
+    return tools_module.lower().endswith((".yaml", ".yml", ".json"))
+
+
+def check_declaration(tools_module: str) -> dict[str, list[str]]:
+    """A declaration's least-privilege parameters; SystemExit with its one-line error."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from mcp_tasks_aws.targets.declaration import DeclarationError, load_declaration
+    from mcp_tasks_aws.targets.iam import managed_parameters, parameter_overrides
+
+    try:
+        parameters = managed_parameters(load_declaration(tools_module, ROOT))
+    except DeclarationError as exc:
+        raise SystemExit(f"[sam_build] ToolsModule={tools_module}: {exc}") from None
+    MANAGED_PARAMETERS.parent.mkdir(parents=True, exist_ok=True)
+    MANAGED_PARAMETERS.write_text(json.dumps(parameters, indent=1) + "\n")
+    overrides = " ".join(parameter_overrides(parameters))
+    log(f"managed tools: deploy with --parameter-overrides ToolsModule={tools_module} {overrides}")
+    return parameters
+
+
+def stage_declaration(code: Path, tools_module: str) -> None:
+    """The declaration's folder (its OpenAPI documents beside it) at its relative path."""
+    folder = (ROOT / tools_module).resolve().parent
+    if not folder.is_relative_to(ROOT):
+        raise SystemExit(f"[sam_build] ToolsModule={tools_module}: keep it inside the project")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(folder, code / folder.relative_to(ROOT), ignore=ignore, dirs_exist_ok=True)
+
+
+def stage(tools_module: str = "") -> Path:
     sys.path.insert(0, str(ROOT / "src"))
     from mcp_tasks_aws.local.template import load_template
 
     shutil.rmtree(STAGE, ignore_errors=True)
     code = STAGE / "function"
     copy_function_code(code)
+    if is_declaration(tools_module):
+        stage_declaration(code, tools_module)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     # The user's own tools modules live beside it under src/ (MCP_TASKS_TOOLS names them).
     for entry in sorted((ROOT / "src").iterdir()):
@@ -407,7 +446,7 @@ def smoke(py312: Path, functions: list[str], tools_module: str) -> None:
                 *(json.dumps(HANDLERS), json.dumps(FORBIDDEN), json.dumps(LAZY_IMPORTS)),
             ],
             env=env,
-            cwd=Path("/"),
+            cwd=BUILD / logical,  # Lambda runs a function in its code root
             capture_output=True,
             text=True,
             check=False,
@@ -455,6 +494,9 @@ def main() -> None:
     args = parser.parse_args()
     total = time.monotonic()
 
+    tools_module = configured_tools_module(args.tools_module)
+    if is_declaration(tools_module):
+        check_declaration(tools_module)  # one line and a stop, before anything is built
     py312 = python312()
     env = tool_env(py312)
     sam = ensure_sam(py312)
@@ -467,7 +509,7 @@ def main() -> None:
         timed("sam validate --lint", started)
 
     started = time.monotonic()
-    template = stage()
+    template = stage(tools_module)
     functions = functions_in(template)
     shutil.rmtree(BUILD, ignore_errors=True)
     run(
@@ -489,7 +531,7 @@ def main() -> None:
     precompile(py312, functions)
 
     if not args.skip_smoke:
-        smoke(py312, functions, configured_tools_module(args.tools_module))
+        smoke(py312, functions, tools_module)
     timed("total", total)
     log(built_line(functions))
 

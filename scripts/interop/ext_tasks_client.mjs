@@ -2,7 +2,8 @@
 // `@modelcontextprotocol/client` 2.x (both brought by the Inspector 2.12 package), against an
 // endpoint serving the conformance tools, in both protocol eras:
 // - legacy (2025-11-25, the client's default): its v1 requester (params.task, tasks/get,
-//   tasks/result, tasks/list, tasks/cancel);
+//   tasks/result, tasks/list, tasks/cancel), and an elicitation during a task, which it gets
+//   on a tasks/get stream (it opens tasks/result only once the task is terminal);
 // - modern (2026-07-28, the client's `auto` negotiation): its v2 requester, with the raw
 //   dispatch it requires (plain HTTP here) and an elicitation answered through tasks/update.
 // Prints one JSON line per check; exits 1 if any failed.
@@ -97,7 +98,8 @@ async function call(tasks, name, args, task) {
 }
 
 async function legacy() {
-  const { client, tasks } = await session("legacy", []);
+  const asked = [];
+  const { client, tasks } = await session("legacy", asked);
   const era = "legacy";
   check(`${era}: the client negotiated 2025-11-25`, client.getProtocolEra() === "legacy", client.getProtocolEra());
   check(
@@ -113,6 +115,18 @@ async function legacy() {
     done.outcome,
   );
   check(`${era}: the asked retention is honoured`, done.outcome.task?.retentionMs === 120000, done.outcome.task);
+  // Its v1 requester polls tasks/get and never opens tasks/result while the task works: the
+  // task's question comes on a tasks/get stream (tagged with the related task), once.
+  const confirmed = await call(tasks, "confirm_delete", { filename: "ext-legacy.txt" });
+  const mine = asked.filter((a) => a.message === "Delete ext-legacy.txt?");
+  check(
+    `${era}: an elicitation during the task reaches its handler from a tasks/get stream, once, and the task settles`,
+    textOf(confirmed.outcome.result) === "Deleted ext-legacy.txt." &&
+      mine.length === 1 &&
+      mine[0].scope === "task" &&
+      mine[0].delivery === "peer-request",
+    { outcome: confirmed.outcome, asked },
+  );
   const toolError = await call(tasks, "failing_job", {});
   check(
     `${era}: a tool error settles failed, saying why`,
@@ -122,7 +136,7 @@ async function legacy() {
   const protocolError = await call(tasks, "protocol_error_job", {});
   check(`${era}: a protocol error settles failed`, protocolError.outcome.status === "failed", protocolError.outcome);
   const listed = (await tasks.listTasks()).tasks.map((task) => task.taskId);
-  const ids = [protocolError, toolError, done].map((call) => call.execution.handle.taskId);
+  const ids = [protocolError, toolError, confirmed, done].map((call) => call.execution.handle.taskId);
   check(`${era}: tasks/list lists them, newest first`, ids.every((id, i) => listed.indexOf(id) === i), { listed, ids });
   const running = await tasks.callTool("slow_compute", { seconds: 30, label: "ext-cancel" }, { task: { preference: "prefer" } });
   await tasks.cancelTask(running.handle.taskId);

@@ -9,11 +9,6 @@ The public surface for tool authors::
 
 from typing import TYPE_CHECKING, Any
 
-from mcp_tasks_aws.tools.context import ToolContext
-from mcp_tasks_aws.tools.journal import ElicitResult, RootsResult, SamplingResult
-from mcp_tasks_aws.tools.registry import TaskPolicy, ToolError, ToolResult, ToolSet
-from mcp_tasks_aws.tools.signature import Header, ToolDefinitionError
-
 if TYPE_CHECKING:
     from mcp_tasks_aws.tools.content import (
         MAX_BINARY_BYTES,
@@ -25,11 +20,24 @@ if TYPE_CHECKING:
         ResourceLink,
         Text,
     )
+    from mcp_tasks_aws.tools.context import ToolContext
+    from mcp_tasks_aws.tools.journal import ElicitResult, RootsResult, SamplingResult
+    from mcp_tasks_aws.tools.registry import TaskPolicy, ToolError, ToolResult, ToolSet
     from mcp_tasks_aws.tools.resources import ResourceNotFound
+    from mcp_tasks_aws.tools.signature import Header, ToolDefinitionError
 
-# Loaded on first use, so a Lambda cold start pays for content helpers and resources only when
-# the tools module uses them.
+# Every name is loaded on first use: importing a module of this package (`runtime`, which a
+# handler enters before its imports) costs nothing more, and a Lambda cold start pays for
+# content helpers and resources only when the tools module uses them.
 _LAZY = {
+    "ToolContext": "mcp_tasks_aws.tools.context",
+    **dict.fromkeys(
+        ("ElicitResult", "RootsResult", "SamplingResult"), "mcp_tasks_aws.tools.journal"
+    ),
+    **dict.fromkeys(
+        ("TaskPolicy", "ToolError", "ToolResult", "ToolSet"), "mcp_tasks_aws.tools.registry"
+    ),
+    **dict.fromkeys(("Header", "ToolDefinitionError"), "mcp_tasks_aws.tools.signature"),
     **dict.fromkeys(
         (
             "MAX_BINARY_BYTES",

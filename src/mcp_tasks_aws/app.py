@@ -9,6 +9,7 @@ builds a task store, and no AWS client exists until a task operation needs one (
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterator
 from functools import cached_property
@@ -23,6 +24,7 @@ from mcp_tasks_aws.config import Settings, load_toolset
 from mcp_tasks_aws.protocol.jsonrpc import Message
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec, SecretSource, StaticSecrets
 from mcp_tasks_aws.protocol.transport import HttpRequest, HttpTransport, LegacyGate, Served
+from mcp_tasks_aws.runtime import init_phase
 from mcp_tasks_aws.server.handles import TaskHandles
 from mcp_tasks_aws.server.listen import Listener
 from mcp_tasks_aws.server.methods import SUPPORTED_VERSIONS, McpServer
@@ -39,7 +41,15 @@ if TYPE_CHECKING:
     from mcp_tasks_aws.edge.gate import Edge
     from mcp_tasks_aws.server.legacy.sessions import LegacySessionStore
     from mcp_tasks_aws.tasks.legs import LegRunner
-    from mcp_tasks_aws.tasks.ports import ChangeFeed, DirectLegs, ResultStore, Runner, TaskStore
+    from mcp_tasks_aws.tasks.ports import (
+        ChangeFeed,
+        DirectLegs,
+        ResultStore,
+        Runner,
+        TaskStore,
+        Workflows,
+    )
+    from mcp_tasks_aws.tasks.workflow import WorkflowDoors
 
 
 class App:
@@ -55,11 +65,23 @@ class App:
         self.settings = settings
         self.clients = clients or Clients()
         if toolset is not None:
-            self.__dict__["toolset"] = toolset
+            self.__dict__["toolset"] = self._bound(toolset)
 
     @cached_property
     def toolset(self) -> ToolSet:
-        return load_toolset(self.settings.tools_module)
+        return self._bound(load_toolset(self.settings.tools_module))
+
+    def _bound(self, toolset: ToolSet) -> ToolSet:
+        """`toolset` with its declared tools (if any) calling AWS through this app's clients;
+        tools bound already (the embedded stack binds its local targets first) stay so."""
+        if not any(spec.raw_arguments for spec in toolset.tools.values()):
+            return toolset  # no declared tool: targets are never imported
+        from mcp_tasks_aws.aws.targets import AwsTargets
+        from mcp_tasks_aws.targets.tools import bindings_of
+
+        for binding in bindings_of(toolset):
+            binding.bind_if_unbound(lambda: AwsTargets(self.clients))
+        return toolset
 
     # -- AWS adapters (tasks) -----------------------------------------------------------------
 
@@ -99,6 +121,26 @@ class App:
         return LambdaDirectLegs(client, self.settings.worker_function)
 
     @cached_property
+    def workflows(self) -> Workflows:
+        """Declared workflows' executions (managed Standard machines; `tasks.workflow`), made
+        on first use: a server of code tools never imports the managed-target code."""
+
+        def make() -> Workflows:
+            from mcp_tasks_aws.aws.targets import StepFunctionsWorkflows
+
+            return StepFunctionsWorkflows(
+                cast("SFNClient", LazyClient(self.clients, "stepfunctions"))
+            )
+
+        return cast("Workflows", MadeOnFirstUse(make))
+
+    def workflow_doors(self) -> WorkflowDoors:
+        """What the AskFunction runs: a workflow's questions and reports to its task."""
+        from mcp_tasks_aws.tasks.workflow import WorkflowDoors
+
+        return WorkflowDoors(self.store)
+
+    @cached_property
     def results(self) -> ResultStore | None:
         if not self.settings.result_bucket:
             return None
@@ -131,6 +173,7 @@ class App:
             self.runner,
             direct_legs=self.direct_legs,
             results=self.results,
+            workflows=self.workflows,
             default_ttl_ms=self.settings.default_ttl_ms,
             max_ttl_ms=self.settings.max_ttl_ms,
             default_poll_interval_ms=self.settings.poll_interval_ms,
@@ -149,6 +192,68 @@ class App:
             result_room=room_for_result,
             list_changed=self.change_feed.bump,
         )
+
+    # -- SnapStart: priming before the snapshot, fresh state after each restore ----------------
+
+    def prime(self, transport: HttpTransport | None = None) -> None:
+        """Before a SnapStart snapshot: build what the first requests would otherwise build in
+        every new environment, and nothing secret or particular to one (`runtime`).
+
+        - the tool set with its schemas and validators, and the server (`transport`: one
+          `server/discover` and one `tools/list` through it, warming the request path);
+        - the modules a first task request imports (the task result models);
+        - botocore and this function's service data, and its request path, on throwaway
+          clients whose calls are answered locally (`Clients.prime`): no network, no
+          credentials; our own clients are made from the warmed session on first use.
+
+        No secret is read (the request-state secret is read on first use, after the restore),
+        no AWS call is made and no client is kept.
+        """
+        with init_phase():
+            self.toolset.check()
+            if transport is not None:
+                for method in ("server/discover", "tools/list"):
+                    transport.handle(_priming_request(method))
+            if self.has_tasks:
+                import mcp_tasks_aws.server.task_results  # noqa: F401 - the first task answer's
+            self.clients.prime(self._priming_calls())
+
+    def _priming_calls(self) -> dict[str, list[tuple[str, dict[str, Any]]]]:
+        if not self.has_tasks:
+            return {}
+        key = {"taskId": {"S": "0" * 32}}
+        update = {
+            "TableName": "priming",
+            "Key": key,
+            "UpdateExpression": "SET #s = :s",
+            "ExpressionAttributeNames": {"#s": "status"},
+            "ExpressionAttributeValues": {":s": {"S": "working"}},
+        }
+        calls: dict[str, list[tuple[str, dict[str, Any]]]] = {
+            "dynamodb": [
+                ("get_item", {"TableName": "priming", "Key": key, "ConsistentRead": True}),
+                ("put_item", {"TableName": "priming", "Item": key}),
+                ("update_item", update),
+                ("batch_get_item", {"RequestItems": {"priming": {"Keys": [key]}}}),
+            ],
+            "stepfunctions": [("send_task_success", {"taskToken": "priming", "output": "{}"})],
+        }
+        if self.settings.worker_function:
+            invoke = {"FunctionName": "priming", "InvocationType": "Event", "Payload": b"{}"}
+            calls["lambda"] = [("invoke", invoke)]
+        return calls
+
+    def after_restore(self, edge: Edge | None = None) -> None:
+        """After a SnapStart restore, before the first request: drop what restored copies must
+        not share. AWS clients (their connection pools and credentials: none were made before
+        the snapshot, this is a guard), the request-state secret's cached value and age, and
+        the OAuth issuer's keys (`edge`). `runtime` re-seeds `random` before this."""
+        self.clients.reset()
+        forget = getattr(self.state_secrets, "forget", None)
+        if forget is not None:
+            forget()
+        if edge is not None:
+            edge.after_restore()
 
     # -- the MCP endpoint ---------------------------------------------------------------------
 
@@ -233,6 +338,38 @@ class App:
         )
 
 
+class MadeOnFirstUse:
+    """Stands in for an adapter: the first attribute access makes the real one (once)."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+        self._made: Any = None
+        self._lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        if self._made is None:
+            with self._lock:
+                if self._made is None:
+                    self._made = self._make()
+        return getattr(self._made, name)
+
+
+def _priming_request(method: str) -> HttpRequest:
+    """A 2026-07-28 request with no arguments, as a client without capabilities sends it."""
+    from mcp_tasks_aws.protocol.names import CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY
+    from mcp_tasks_aws.server.methods import PROTOCOL_VERSION
+
+    meta = {PROTOCOL_VERSION_KEY: PROTOCOL_VERSION, CLIENT_CAPABILITIES_KEY: {}}
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {"_meta": meta}}
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": PROTOCOL_VERSION,
+        "mcp-method": method,
+    }
+    return HttpRequest(method="POST", headers=headers, body=json.dumps(body).encode())
+
+
 class LazyLegacyGate:
     """The legacy side, built (and its methods registered) on the first legacy message: a
     function serving only 2026-07-28 clients never imports it (cold start)."""
@@ -289,15 +426,16 @@ def handler_from_env(
 
     Deployed, `make_handler` gets an App from the environment's settings when the runtime
     first reads `handler` (or `app`); both then become plain module attributes, so later
-    reads cost nothing.
+    reads cost nothing. The build is part of init (`runtime.init_phase`).
     """
 
     def module_getattr(name: str) -> Any:
         if name not in ("handler", "app"):
             raise AttributeError(name)
-        app = App(Settings.from_env())
-        namespace["handler"] = make_handler(app)
-        namespace["app"] = app
+        with init_phase():
+            app = App(Settings.from_env())
+            namespace["handler"] = make_handler(app)
+            namespace["app"] = app
         return namespace[name]
 
     return module_getattr

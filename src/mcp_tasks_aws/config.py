@@ -4,7 +4,7 @@ The deployed functions and the embedded stack read the same variables:
 
 | variable | meaning | default |
 | --- | --- | --- |
-| `MCP_TASKS_TOOLS` | tools module, `package.module` or `package.module:attribute` | `demo` |
+| `MCP_TASKS_TOOLS` | tools module (`package.module[:attribute]`) or declaration file | `demo` |
 | `MCP_TASKS_STATE_SECRET_ARN` | Secrets Manager secret signing `requestState` (deployed) | unset |
 | `MCP_TASKS_STATE_SECRET` | that secret's value, 32+ bytes (embedded stack, tests) | unset |
 | `MCP_TASKS_DEPLOYMENT_ID` | binds `requestState` to one deployment (the stack id) | empty |
@@ -32,6 +32,7 @@ Handles (`server.handles`): a client without tasks gets an ordinary result namin
 of a task-only tool, or of an optional one whose `expected_seconds` exceed the inline budget;
 `task_status` waits at most that budget.
 
+A declaration file (`*.yaml`, `*.yml`, `*.json`) serves managed tools (see `targets`).
 One of the two secret variables is required; the ARN wins when both are set. The template gives
 the deployed API function only the ARN: the value is read from Secrets Manager on first use.
 
@@ -49,6 +50,8 @@ from dataclasses import dataclass, field
 from mcp_tasks_aws.edge.auth_settings import AuthSettings
 from mcp_tasks_aws.tools.registry import ToolSet
 
+DECLARATION_SUFFIXES = (".yaml", ".yml", ".json")
+"""What MCP_TASKS_TOOLS ends with when it names a declaration file (`targets.declaration`)."""
 BUILTIN_TOOL_MODULES = {
     "demo": "mcp_tasks_aws.toolsets.demo",
     "conformance": "mcp_tasks_aws.toolsets.conformance",
@@ -133,11 +136,25 @@ class ToolsModuleError(RuntimeError):
     """MCP_TASKS_TOOLS names nothing that can be served; the message says what to change."""
 
 
-_HOW = "set MCP_TASKS_TOOLS to package.module or package.module:attribute"
+_HOW = (
+    "set MCP_TASKS_TOOLS to package.module, package.module:attribute or a declaration file "
+    "(.yaml, .yml, .json)"
+)
 
 
 def load_toolset(spec: str) -> ToolSet:
-    """Import the tools module named by `spec` and return its `ToolSet`."""
+    """Import the tools module named by `spec` and return its `ToolSet`; or load the
+    declaration file it names (`*.yaml`, `*.yml`, `*.json`: managed tools, see `targets`),
+    relative to the current directory (the function's code root when deployed)."""
+    if spec.lower().endswith(DECLARATION_SUFFIXES):
+        # Loaded only for a declaration: a tools module's cold start never imports targets.
+        from mcp_tasks_aws.targets.declaration import DeclarationError
+        from mcp_tasks_aws.targets.tools import declared_tools
+
+        try:
+            return declared_tools(spec)
+        except DeclarationError as exc:
+            raise ToolsModuleError(str(exc)) from None
     module_name, _, attribute = BUILTIN_TOOL_MODULES.get(spec, spec).partition(":")
     if "/" in module_name or "\\" in module_name or module_name.endswith(".py"):
         suggestion = module_name.removesuffix(".py").replace("\\", "/").strip("./")

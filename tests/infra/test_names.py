@@ -30,6 +30,8 @@ NAME_LIMITS: dict[tuple[str, str], int] = {
     ("AWS::ApiGatewayV2::Stage", "StageName"): 128,
     ("AWS::Lambda::Function", "FunctionName"): 64,
     ("AWS::Lambda::EventInvokeConfig", "FunctionName"): 140,  # a name or an ARN
+    ("AWS::Lambda::Alias", "FunctionName"): 140,  # a name or an ARN (AutoPublishAlias)
+    ("AWS::Lambda::Version", "FunctionName"): 140,  # a name or an ARN (AutoPublishAlias)
     ("AWS::SQS::Queue", "QueueName"): 80,
     ("AWS::DynamoDB::Table", "TableName"): 255,
     ("AWS::IAM::Role", "PolicyName"): 128,

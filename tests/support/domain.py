@@ -136,6 +136,9 @@ class ResultBucket:
             raise ResultGone(ref)
         return self.objects[ref]
 
+    def size(self, ref: str) -> int:
+        return len(self.get(ref))
+
 
 # -- tools with known behaviour ----------------------------------------------------------------
 
@@ -153,6 +156,12 @@ def echo(text: str) -> str:
 def big(size: int) -> str:
     """Returns `size` characters."""
     return "x" * size
+
+
+@tools.tool(task=TaskPolicy.REQUIRED)
+def quotes(size: int) -> str:
+    """Returns `size` double quotes (each escaped once in JSON, twice in a response)."""
+    return '"' * size
 
 
 @tools.tool(task=TaskPolicy.REQUIRED)

@@ -176,7 +176,8 @@ def visible_ascii(text: str) -> bool:
 def task_transport(service: Any, toolset: Any, **options: Any) -> HttpTransport:
     """Both eras over `service` (a `TaskService`, usually a test domain's in-memory one), with
     the 2025-11-25 tasks utility for its sessions and short windows (300 ms, polled every 20 ms);
-    `page_size` pages `tasks/list` only."""
+    `page_size` pages `tasks/list` only; `sessions` is the session store (a fresh in-memory
+    one by default)."""
     from mcp_tasks_aws.protocol.request_state import RequestStateCodec
     from mcp_tasks_aws.server.legacy.endpoint import install_legacy
     from mcp_tasks_aws.server.legacy.sessions import InMemoryLegacySessionStore
@@ -184,9 +185,8 @@ def task_transport(service: Any, toolset: Any, **options: Any) -> HttpTransport:
     from mcp_tasks_aws.server.tasks import TasksEndpoint
 
     values: dict[str, Any] = {"window_ms": 300, "poll_ms": 20, "page_size": 50}
+    sessions = options.pop("sessions", None) or InMemoryLegacySessionStore()
     values.update(options)
     server = McpServer(toolset, state_codec=RequestStateCodec(SECRET), tasks=TasksEndpoint(service))
-    gate = install_legacy(
-        server, secret=SECRET, sessions=InMemoryLegacySessionStore(), tasks=service, **values
-    )
+    gate = install_legacy(server, secret=SECRET, sessions=sessions, tasks=service, **values)
     return HttpTransport(server, supported_versions=SUPPORTED_VERSIONS, legacy=gate)

@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from mcp_tasks_aws.aws.dynamodb_expressions import Placeholders, condition, update
+from mcp_tasks_aws.aws.dynamodb_expressions import Placeholders, checked, condition, update
 from mcp_tasks_aws.aws.dynamodb_items import (
     UNSTARTED_SHARD,
     UNSTARTED_SHARDS,
@@ -182,8 +182,8 @@ class DynamoTaskStore:
 
     def apply(self, task_id: str, guard: Guard, changes: Changes) -> Applied | None:
         expr = Placeholders()
-        check = condition(guard, expr)
-        change = update(changes, expr, shard=task_id[:1])
+        check = checked(condition(guard, expr), changes.move, "condition")
+        change = checked(update(changes, expr, shard=task_id[:1]), changes.move, "update")
         try:
             with transient_as_busy():
                 response = self.client.update_item(

@@ -38,6 +38,23 @@ _ATTRIBUTE: Final = {
 }
 _JSON_FIELDS: Final = frozenset({"result", "error"})
 
+MAX_EXPRESSION_BYTES: Final = 4096
+"""DynamoDB's longest expression string (each of a request's condition and update). The keys
+of a round are what make the expressions grow; `tools.journal` bounds them so that every move
+fits (tests/aws/test_expression_bounds.py), and `checked` says so loudly if one ever does not,
+where DynamoDB would refuse it with a ValidationException that reads like an item too large."""
+
+
+def checked(expression: str, move: str, kind: str) -> str:
+    """`expression`, or ValueError naming the move if it is longer than DynamoDB takes."""
+    size = len(expression.encode())
+    if size > MAX_EXPRESSION_BYTES:
+        raise ValueError(
+            f"the {kind} expression of a {move} write takes {size} bytes, over DynamoDB's "
+            f"{MAX_EXPRESSION_BYTES}: a bound on the keys of a round is missing"
+        )
+    return expression
+
 
 class Placeholders:
     """Placeholders for one request: `#n` names and `:v` values, numbered as they are used."""
@@ -86,12 +103,14 @@ def condition(guard: Guard, expr: Placeholders) -> str:
         alive = expr.value(number(guard.alive_at_s))
         parts.append(f"(attribute_not_exists({expires}) OR {expires} > {alive})")
     for wanted in guard.outstanding:
-        # First answer wins: a key answered already has left inputRequests.
-        request = expr.path("inputRequests", wanted.key)
-        parts.append(f"attribute_exists({request})")
+        # First answer wins: a key answered already has left inputRequests. A comparison with
+        # a path that does not exist is false, so the IN alone also says the key is there:
+        # every key costs few characters, and a round's keys stay under the 4 KB limit.
         if wanted.methods is not None:
             methods = ", ".join(expr.value(string(m)) for m in sorted(wanted.methods))
             parts.append(f"{expr.path('inputRequests', wanted.key, 'method')} IN ({methods})")
+        else:
+            parts.append(f"attribute_exists({expr.path('inputRequests', wanted.key)})")
     return " AND ".join(parts)
 
 

@@ -20,6 +20,7 @@ ever turns into a Decimal. Item layout:
 | pollIntervalMaxMs | N | the longest suggested poll interval as the task ages (absent: fixed) |
 | result / resultRef / error | S | outcome (resultRef points into the result bucket) |
 | toolError | BOOL | present (true) when the result is a tool error (`OwnerIndex` shows it) |
+| executionArn | S | the declared workflow's execution doing the task's work (managed targets) |
 | unstartedShard | S | only while nothing holds the task for good: `UnstartedIndex` |
 
 `UnstartedIndex` is sparse: `unstartedShard` (the task id's first hex digit, 16 shards) is
@@ -102,6 +103,7 @@ def encode(record: TaskRecord) -> dict[str, Any]:
         "resultRef": record.result_ref,
         "result": encode_json(record.result) if record.result is not None else None,
         "error": encode_json(record.error) if record.error is not None else None,
+        "executionArn": record.execution_arn,
     }
     item.update({k: string(v) for k, v in optional.items() if v is not None})
     if record.tool_error:
@@ -160,6 +162,7 @@ def decode(item: dict[str, Any]) -> TaskRecord:
         tool_error=_flag(item, "toolError"),
         held_by="direct" if _text(item, "heldBy") == "direct" else "execution",
         poll_interval_max_ms=optional_number(item, "pollIntervalMaxMs"),
+        execution_arn=_text(item, "executionArn"),
     )
 
 

@@ -66,3 +66,14 @@ class S3ResultStore:
             if client_error_code(exc) in ("NoSuchKey", "404"):
                 raise ResultGone(ref) from exc
             raise
+
+    def size(self, ref: str) -> int:
+        """The object's length from a HEAD (s3:GetObject allows it): a listen window decides
+        whether a result fits before it reads one back."""
+        try:
+            with transient_as_busy():
+                return int(self.client.head_object(Bucket=self.bucket, Key=ref)["ContentLength"])
+        except Exception as exc:
+            if client_error_code(exc) in ("NoSuchKey", "404", "NotFound"):
+                raise ResultGone(ref) from exc
+            raise

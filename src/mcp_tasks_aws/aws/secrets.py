@@ -64,6 +64,15 @@ class SecretsManagerSecrets:
                 self._read()
             return list(self._cached)
 
+    def forget(self) -> None:
+        """Drop the cached values and the client: the next use reads the secret again (after
+        a SnapStart restore: a value read before the snapshot would be shared by every
+        restored copy, with an age measured on a clock that stood still meanwhile)."""
+        with self._lock:
+            self._cached = []
+            self._read_at = None
+            self.client = None
+
     def _read(self) -> None:
         try:
             if self.client is None:

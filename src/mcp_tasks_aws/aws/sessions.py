@@ -1,6 +1,6 @@
 """Legacy-session state on the task table (`LegacySessionStore` on DynamoDB).
 
-Three small item kinds share the task table under keys no task id can take (task ids are 32 hex
+Four small item kinds share the task table under keys no task id can take (task ids are 32 hex
 characters), and expire with DynamoDB's TTL on `expiresAt` like tasks do. Neither carries an
 `owner`, so an index on tasks' owner never lists them.
 
@@ -10,6 +10,8 @@ characters), and expire with DynamoDB's TTL on `expiresAt` like tasks do. Neithe
   `failure` S (JSON), `round` N, `done` BOOL, `claimedUntil` N, `outcome` S (JSON: the
   message a call done ended with), `expiresAt` N.
 - `!tasks#<sid>`: `taskIds` L (of S, oldest first), `expiresAt` N (the session's).
+- `!ask#<taskId>#<key digest>`: `holder` S, `expiresAt` N (when the hold lapses): who was
+  last sent a task's question (`hold_question`).
 
 Each port primitive is one call: reads are consistent `GetItem`s, writes are conditional
 `PutItem`/`UpdateItem`s whose conditions carry the invariants of `legacy.state` (a failed
@@ -20,6 +22,7 @@ after the SDK's retries raises `ports.Throttled`, as the task store's do.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable
@@ -68,6 +71,12 @@ def call_key(ref: str) -> dict[str, Any]:
 
 def tasks_key(sid: str) -> dict[str, Any]:
     return {"taskId": _s(f"!tasks#{sid}")}
+
+
+def hold_key(task_id: str, key: str) -> dict[str, Any]:
+    # Input keys are the tool's (up to 128 characters): a digest keeps the item key short.
+    digest = hashlib.sha256(key.encode()).hexdigest()[:24]
+    return {"taskId": _s(f"!ask#{task_id}#{digest}")}
 
 
 def encode_call(call: ParkedCall) -> dict[str, Any]:
@@ -263,6 +272,16 @@ class DynamoLegacySessionStore:
             return []
         # Without repeats: an append retried after a timeout may have landed twice.
         return list(dict.fromkeys(entry["S"] for entry in item.get("taskIds", {}).get("L", [])))
+
+    def hold_question(self, task_id: str, key: str, holder: str, until: int) -> bool:
+        # One conditional put: free, lapsed, or already this holder's.
+        return self._write(
+            self.client.put_item,
+            Item={**hold_key(task_id, key), "holder": _s(holder), "expiresAt": _n(until)},
+            ConditionExpression="attribute_not_exists(taskId) OR #exp <= :now OR holder = :holder",
+            ExpressionAttributeNames={"#exp": "expiresAt"},
+            ExpressionAttributeValues={":now": self._now(), ":holder": _s(holder)},
+        )
 
     def claim(self, ref: str, round: int, until: int) -> bool:
         # One resume runs a round: the claim is taken only if nobody holds it, or its holder's

@@ -27,12 +27,22 @@ the window's response (the SDK dispatches them on their own task); they are hand
 next window, and the wait ignores any snapshot older (`lastUpdatedAt`) than one already seen,
 so the status never goes backwards.
 
+A notification may come without the payload its status carries (a completed task without its
+`result`, an `input_required` one without its `inputRequests`): the server bounds a window's
+bytes and sends a plain `Task` when the payload does not fit. The wait then reads the task with
+`tasks/get` and handles that instead.
+
 A window that fails (an error answer, an HTTP error, a malformed or truncated stream,
 `listen_timeout`) ends the listening: `follow` returns None and the wait polls from then on; a
--32601 answer is remembered for the session (`TaskListener.mark_unsupported`). A window that
-ends quickly (under `min_window`) without delivering anything is followed by the polling delay
-(`pause`) before the next one, so a server that answers listens at once costs no more than
-polling.
+-32601 answer is remembered for the session (`TaskListener.mark_unsupported`).
+
+A window that brought no news (nothing the wait had not seen: a server's snapshot of an
+unchanged task is not news) is followed by the polling delay (`pause`, the task's
+`pollIntervalMs`, cut short when the wait answers the task's questions) before the next one.
+A server whose windows end at once, or hold only while a task is young (this project's, behind
+API Gateway, see `tasks.watch`), is then listened to at the polling pace, so listening costs
+about what polling does; a change in the pause is in the next window's snapshot and its
+`tasks/get`, no later than a poll would have seen it.
 """
 
 from __future__ import annotations
@@ -87,27 +97,34 @@ class ListenWindows:
     """Bound on one window; a window still open after it counts as failed."""
     check_after: float
     """Seconds into a window at which its `tasks/get` is sent."""
-    min_window: float
-    """A window shorter than this that delivered nothing is followed by `pause`."""
 
     async def follow(self) -> TaskSnapshot | None:
         """Follow the task window after window: its terminal snapshot, or None to poll instead."""
+        seen: set[tuple[str, str]] = set()  # the states handled so far (status, lastUpdatedAt)
         with self.listener.subscribe(self.task_id) as inbox:
             while True:
-                opened = anyio.current_time()
-                outcome = await self._window(inbox)
+                outcome = await self._window(inbox, seen)
                 if outcome is None or isinstance(outcome, TaskSnapshot):
                     return outcome
-                quick = anyio.current_time() - opened < self.min_window
-                if not outcome and quick:  # a server that closes windows at once: poll's pace
+                if not outcome:  # nothing new: come back at the polling pace
                     await self.pause()
 
-    async def _window(self, inbox: Inbox[Any]) -> TaskSnapshot | bool | None:
+    async def _window(
+        self, inbox: Inbox[Any], seen: set[tuple[str, str]]
+    ) -> TaskSnapshot | bool | None:
         """One listen window and its `tasks/get`.
 
-        Returns the terminal snapshot when the task ended; else whether a notification was
-        delivered; None when the window failed (the wait polls from then on).
+        Returns the terminal snapshot when the task ended; else whether the window brought
+        news (a state not in `seen`, which it adds to); None when the window failed (the wait
+        polls from then on).
         """
+
+        def news(snapshot: TaskSnapshot) -> bool:
+            state = (snapshot.status, snapshot.last_updated_at)
+            fresh = state not in seen
+            seen.add(state)
+            return fresh
+
         ended = anyio.Event()
         window_over = checked = delivered = False
         outcome: TaskSnapshot | bool | None = None
@@ -148,11 +165,20 @@ class ListenWindows:
                         break
                     assert item.snapshot is not None
                     checked = True
+                    delivered = news(item.snapshot) or delivered
                     if await self.observe(item.snapshot):
                         outcome = item.snapshot
                         break
                 else:  # a notifications/tasks payload
-                    delivered = True
+                    delivered = news(item) or delivered
+                    if item.payload_missing:
+                        # A plain Task (the window had no room for its result, its requests
+                        # or its error): tasks/get has them.
+                        try:
+                            item = await self.check()
+                        except Exception as exc:
+                            failure = exc
+                            break
                     if await self.observe(item):
                         outcome = item
                         break

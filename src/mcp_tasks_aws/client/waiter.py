@@ -144,9 +144,8 @@ class WaitOptions:
     """Bound on one listen window (the server's window, 20 s deployed, plus its delivery);
     a window still open after it counts as failed and the wait polls."""
     listen_check_after: float = 1.0
-    """Seconds into a window at which its one `tasks/get` is sent (see `listen_windows`)."""
-    min_listen_window: float = 0.5
-    """A window shorter than this that delivered nothing is followed by the polling delay."""
+    """Seconds into a window at which its one `tasks/get` is sent (see `listen_windows`); a
+    window that brought no news is followed by the polling delay."""
 
 
 def _dump(value: InputResponse | BaseModel | Mapping[str, Any]) -> dict[str, Any]:
@@ -378,7 +377,6 @@ class _Wait:
             pause=pause,
             listen_timeout=self.options.listen_timeout,
             check_after=self.options.listen_check_after,
-            min_window=self.options.min_listen_window,
         )
 
     # -- answering input requests -------------------------------------------------------------

@@ -96,6 +96,18 @@ class TaskSnapshot(Result, TaskFields):
     error: dict[str, Any] | None = None
     """The JSON-RPC error (status `failed`)."""
 
+    @property
+    def payload_missing(self) -> bool:
+        """Whether the payload its status carries (`inputRequests`, `result`, `error`) is
+        absent: a notification may be a plain `Task` (a server bounds the bytes of a listen
+        window), and `tasks/get` has what it left out."""
+        payload = {
+            "input_required": self.input_requests,
+            "completed": self.result,
+            "failed": self.error,
+        }
+        return self.status in payload and payload[self.status] is None
+
     def call_tool_result(self) -> CallToolResult:
         """The completed task's result as a `CallToolResult` (raises if it is not one)."""
         if self.status != "completed" or self.result is None:

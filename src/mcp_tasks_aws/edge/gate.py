@@ -119,6 +119,11 @@ class Edge:
         self.all_scopes = sorted({*settings.scopes, *all_scopes})
         self.verifier = verifier
 
+    def after_restore(self) -> None:
+        """After a SnapStart restore: the issuer's keys are fetched again when next needed."""
+        if self.verifier is not None:
+            self.verifier.keys.forget()
+
     def handle(self, event: dict[str, Any], lambda_context: Any = None) -> HttpResponse:
         if self.settings.mode == "oauth":
             path = _path_of(event)

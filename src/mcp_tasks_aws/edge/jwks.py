@@ -169,6 +169,14 @@ class JwksCache:
                 self._built[index] = jose.public_key(keys[index])
             return keys[index], self._built[index]
 
+    def forget(self) -> None:
+        """Drop the fetched keys: the next token check fetches them again (after a SnapStart
+        restore, whose copies must not share a key set of unknown age, nor its clock)."""
+        with self._lock:
+            self._keys = None
+            self._built = {}
+            self._fetched_at = None
+
     def _may_refresh(self, interval: float) -> bool:
         return self._fetched_at is None or self._clock() - self._fetched_at >= interval
 

@@ -13,8 +13,9 @@
   handler still running then is interrupted and the invoker gets Lambda's `Sandbox.Timedout`
   error.
 - EventBridge: moto does not deliver "Execution Status Change" events, so a watcher thread
-  polls for FAILED / TIMED_OUT / ABORTED executions and calls the reconcile handler with the
-  event shape EventBridge would deliver.
+  polls for FAILED / TIMED_OUT / ABORTED executions (and every end of a declared workflow's
+  machine, see `local.managed`) and calls the reconcile handler with the event shape
+  EventBridge would deliver.
 
 The other gaps between moto and AWS the stack relies on (atomic conditional writes, a
 StopExecution right after StartExecution) are closed in `local.moto_patches` too.
@@ -79,46 +80,70 @@ class LocalAws:
         if logical_id in self.async_settings:
             LAMBDAS.settings[name] = self.async_settings[logical_id]
 
-    def watch_executions(self, reconcile: Handler, interval: float = 0.25) -> None:
-        """Deliver lost-execution events to `reconcile`, as the template's EventBridge rule does."""
+    def watch_executions(
+        self, reconcile: Handler, interval: float = 0.25, workflows: list[str] | None = None
+    ) -> None:
+        """Deliver execution ends to `reconcile`, as the template's EventBridge rules do: the
+        task runner's lost executions (FAILED, TIMED_OUT, ABORTED) and, for the declared
+        workflows' machines (`workflows`), every end, SUCCEEDED included, with its output,
+        error and cause as EventBridge carries them."""
         import boto3
 
-        client = boto3.client("stepfunctions", region_name=REGION)
+        client: Any = boto3.client("stepfunctions", region_name=REGION)
         seen: set[str] = set()
+        watched: list[tuple[str, tuple[str, ...]]] = [
+            (self.state_machine_arn, ("FAILED", "TIMED_OUT", "ABORTED"))
+        ]
+        watched += [
+            (arn, ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")) for arn in workflows or []
+        ]
+
+        def event_of(machine: str, execution: dict[str, Any], status: str) -> dict[str, Any]:
+            detail: dict[str, Any] = {
+                "executionArn": execution["executionArn"],
+                "stateMachineArn": machine,
+                "name": execution["name"],
+                "status": status,
+            }
+            if machine != self.state_machine_arn:
+                described = client.describe_execution(executionArn=execution["executionArn"])
+                detail.update(
+                    output=described.get("output"),
+                    outputDetails={"included": True},
+                    error=described.get("error"),
+                    cause=described.get("cause"),
+                )
+            return {
+                "version": "0",
+                "source": "aws.states",
+                "detail-type": "Step Functions Execution Status Change",
+                "region": REGION,
+                "account": ACCOUNT,
+                "detail": detail,
+            }
 
         def loop() -> None:
             from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext
 
             while not self._stop.wait(interval):
-                for status in ("FAILED", "TIMED_OUT", "ABORTED"):
-                    try:
-                        page = client.list_executions(
-                            stateMachineArn=self.state_machine_arn, statusFilter=status
-                        )
-                    except Exception:  # the mock may be stopping
-                        return
-                    for execution in page.get("executions", []):
-                        arn = execution["executionArn"]
-                        if arn in seen:
-                            continue
-                        seen.add(arn)
-                        event = {
-                            "version": "0",
-                            "source": "aws.states",
-                            "detail-type": "Step Functions Execution Status Change",
-                            "region": REGION,
-                            "account": ACCOUNT,
-                            "detail": {
-                                "executionArn": arn,
-                                "stateMachineArn": self.state_machine_arn,
-                                "name": execution["name"],
-                                "status": status,
-                            },
-                        }
+                for machine, statuses in watched:
+                    for status in statuses:
                         try:
-                            reconcile(event, LocalLambdaContext(function_name="reconcile"))
-                        except Exception:
-                            logger.exception("local reconcile failed for %s", execution["name"])
+                            page = client.list_executions(
+                                stateMachineArn=machine, statusFilter=status
+                            )
+                        except Exception:  # the mock may be stopping
+                            return
+                        for execution in page.get("executions", []):
+                            arn = execution["executionArn"]
+                            if arn in seen:
+                                continue
+                            seen.add(arn)
+                            try:
+                                event = event_of(machine, execution, status)
+                                reconcile(event, LocalLambdaContext(function_name="reconcile"))
+                            except Exception:
+                                logger.exception("local reconcile failed for %s", execution["name"])
 
         self._watcher = threading.Thread(target=loop, name="local-eventbridge", daemon=True)
         self._watcher.start()
@@ -262,6 +287,9 @@ def _template_resolver(
         "ResultBucket": names.bucket,
         "TaskStateMachine": names.machine_arn,
         **{logical: f"{stack}-{logical}" for logical in names.functions},
+        # `!Ref Fn.Alias` (AutoPublishAlias): the function's `live` alias, which locally is the
+        # function itself (no versions here).
+        **{f"{logical}.Alias": f"{stack}-{logical}" for logical in names.functions},
     }
     return Resolver(refs, names.attribute).resolve
 

@@ -140,6 +140,8 @@ def _patch_moto_lambda() -> None:
                 raise UnknownFunctionException(function_name)
             LAMBDAS.invoke_event(function_name, body)  # moto answers 202 for the queued event
             return b""
+        if not LAMBDAS.has(function_name):  # as Lambda answers for a function that is not there
+            raise UnknownFunctionException(function_name)
         return LAMBDAS.invoke(function_name, body, response_headers)
 
     LambdaSimpleBackend.invoke = invoke  # type: ignore[method-assign]

@@ -46,6 +46,7 @@ from mcp_tasks_aws.edge.auth_settings import WELL_KNOWN
 from mcp_tasks_aws.local.asgi import LambdaHttpApp
 from mcp_tasks_aws.local.auth import oauth_for_stack
 from mcp_tasks_aws.local.aws import REGION, start_local_aws
+from mcp_tasks_aws.local.managed import ManagedLocal, start_managed
 from mcp_tasks_aws.local.reload import FileWatcher, fresh_toolset, module_name_of, tools_files
 from mcp_tasks_aws.tools.registry import ToolSet
 from mcp_tasks_aws.tools.signature import ToolDefinitionError
@@ -196,7 +197,9 @@ class EmbeddedStack:
             raise
         if sweep_interval_s is not None:
             self.sweeper = Periodic("local-sweeper", self.sweep, sweep_interval_s)
-        if reload_interval_s is not None:
+        # Declared tools are not reloaded: their stand-ins (functions, machines, the HTTP stub)
+        # are made once, on this moto, and a fresh tool set would not be bound to them.
+        if reload_interval_s is not None and self.managed is None:
             module = module_name_of(self.settings.tools_module)
             self.tools_watcher = FileWatcher(
                 lambda: tools_files(module), self.reload_tools, reload_interval_s
@@ -226,15 +229,26 @@ class EmbeddedStack:
         self.environment = environment("ApiFunction")
         self.settings = Settings.from_env(self.environment)
         self._environment_of = environment
+        self.managed: ManagedLocal | None = None
         # The tools module is imported and checked (ToolDefinitionError) before anything
         # serves; if that fails, the moto backends stop with it.
         try:
-            self._build_functions(load_toolset(self.settings.tools_module))
+            toolset = load_toolset(self.settings.tools_module)
+            # Declared resources (managed tools): stand-ins on this moto, bound before any
+            # App binds its own AWS targets.
+            self.managed = start_managed(toolset, self.aws, Clients(local_session()))
+            self._build_functions(toolset)
         except BaseException:
+            if self.managed is not None:
+                self.managed.stop()
             self.aws.stop()
             raise
-        # The reconciler is looked up on each event: a reload replaces it.
-        self.aws.watch_executions(lambda event, context: self.reconcile_handler(event, context))
+        # The reconciler is looked up on each event: a reload replaces it. It also hears
+        # every end of a declared workflow's execution (EventBridge's WorkflowEndsRule).
+        workflows = self.managed.workflow_arns if self.managed is not None else []
+        self.aws.watch_executions(
+            lambda event, context: self.reconcile_handler(event, context), workflows=workflows
+        )
         # In AuthMode OAUTH the route has no authorizer: the function checks tokens itself.
         self.app = LambdaHttpApp(
             self.api_handler,
@@ -245,7 +259,7 @@ class EmbeddedStack:
         )
 
     def _build_functions(self, toolset: ToolSet) -> None:
-        """The three functions' Apps and handlers around `toolset`, put in service together.
+        """The functions' Apps and handlers around `toolset`, put in service together.
 
         Everything is built before anything is replaced, so a tool set that fails its check
         (ToolDefinitionError, raised while the API's transport is built) changes nothing.
@@ -255,15 +269,17 @@ class EmbeddedStack:
             settings = Settings.from_env(self._environment_of(logical_id))
             return App(settings, clients=Clients(local_session()), toolset=toolset)
 
-        api_app, worker_app, reconcile_app = (
+        api_app, worker_app, reconcile_app, ask_app = (
             app("ApiFunction"),
             app("WorkerFunction"),
             app("ReconcileFunction"),
+            app("AskFunction"),
         )
         sweep_handler = _without_metric_backlog("sweep", app("SweepFunction"))
         api_handler = _without_metric_backlog("api", api_app)
         worker_handler = _without_metric_backlog("worker", worker_app)
         reconcile_handler = _without_metric_backlog("reconcile", reconcile_app)
+        ask_handler = _without_metric_backlog("ask", ask_app)
         # Serve as a warm environment would: the API's AWS clients are created on first use,
         # and a listen window's first read must not wait for that (the ack is timed).
         if api_app.has_tasks:
@@ -273,9 +289,12 @@ class EmbeddedStack:
         self.worker_handler = worker_handler
         self.reconcile_handler = reconcile_handler
         self.sweep_handler = sweep_handler
+        self.ask_app, self.ask_handler = ask_app, ask_handler
         self.aws.register("WorkerFunction", worker_handler)
         # The worker's failed direct legs reach the reconciler as its on-failure destination.
         self.aws.register("ReconcileFunction", reconcile_handler)
+        # Declared workflows ask their questions through it (lambda:invoke.waitForTaskToken).
+        self.aws.register("AskFunction", ask_handler)
         if hasattr(self, "app"):  # a reload: requests from now on reach the new handler
             self.app.handler = api_handler
 
@@ -360,6 +379,8 @@ class EmbeddedStack:
             self._thread.join(timeout=5)
         self._socket.close()
         self.app.close()
+        if self.managed is not None:
+            self.managed.stop()
         self.aws.stop()
         if self.authorization_server is not None:
             self.authorization_server.stop()

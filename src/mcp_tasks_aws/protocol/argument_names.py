@@ -65,20 +65,22 @@ def closest_name(name: str, known: Iterable[str]) -> str | None:
     return matches[0] if matches else None
 
 
-def unknown_argument_message(tool: str, schema: Mapping[str, Any], unknown: list[str]) -> str:
+def unknown_argument_message(
+    tool: str, schema: Mapping[str, Any], unknown: list[str], *, kind: str = "tool"
+) -> str:
     """One line naming the unknown argument(s) of `tool` and what was probably meant.
 
     `Unknown argument 'heigth' for tool sparkline: did you mean 'height'?`; without a close
-    match the line lists the names the tool takes instead.
+    match the line lists the names the tool takes instead. `kind` is "tool" or "prompt".
     """
     names, _ = _known(schema)
     takes = f"it takes {', '.join(names)}" if names else "it takes no arguments"
     if len(unknown) == 1:
         guess = closest_name(unknown[0], names)
-        head = f"Unknown argument {unknown[0]!r} for tool {tool}"
+        head = f"Unknown argument {unknown[0]!r} for {kind} {tool}"
         return f"{head}: did you mean {guess!r}?" if guess else f"{head}: {takes}"
     described = []
     for name in unknown:
         guess = closest_name(name, names)
         described.append(f"{name!r}" + (f" (did you mean {guess!r}?)" if guess else ""))
-    return f"Unknown arguments {', '.join(described)} for tool {tool}: {takes}"
+    return f"Unknown arguments {', '.join(described)} for {kind} {tool}: {takes}"

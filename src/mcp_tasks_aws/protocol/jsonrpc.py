@@ -136,3 +136,21 @@ def notification_message(method: str, params: dict[str, Any]) -> dict[str, Any]:
 def request_message(rid: RequestId, method: str, params: dict[str, Any]) -> dict[str, Any]:
     """A server->client request (legacy sessions send them on a response's SSE stream)."""
     return {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+
+
+def encoded_size(value: Any) -> int:
+    """Bytes `value` takes in the function's response, once encoded twice.
+
+    The transport writes messages as compact ASCII JSON (`json.dumps`, non-ASCII as `\\uXXXX`),
+    and the Lambda runtime then encodes the API Gateway proxy response, whose `body` is that
+    text as a JSON string: each quote and backslash gains an escape there. A quote-heavy result
+    of 3 MB of JSON takes 6 MB of response, over Lambda's limit; this counts what it takes.
+    """
+    return encoded_text_size(json.dumps(value, separators=(",", ":")))
+
+
+def encoded_text_size(text: str | bytes) -> int:
+    """`encoded_size` of a value already written as compact ASCII JSON (a stored result)."""
+    if isinstance(text, bytes):
+        return len(text) + text.count(b'"') + text.count(b"\\")
+    return len(text) + text.count('"') + text.count("\\")

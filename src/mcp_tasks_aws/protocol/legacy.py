@@ -17,7 +17,6 @@ Invariants:
 
 from __future__ import annotations
 
-import json
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -29,15 +28,16 @@ from mcp_tasks_aws.protocol.models import (
     CLIENT_CAPABILITIES_KEY,
     CLIENT_INFO_KEY,
     LOG_LEVEL_KEY,
+    MAX_CAPABILITIES_CHARS,
     PROTOCOL_VERSION_KEY,
     Implementation,
     LogLevel,
     WireModel,
+    capabilities_chars,
 )
 from mcp_tasks_aws.protocol.sealing import Sealer, Unsealable, fingerprint
 
 _SESSION_KIND = "s1"
-MAX_CAPABILITIES_CHARS = 4096
 _MODERN_ONLY_FIELDS = ("resultType", "ttlMs", "cacheScope")
 _ENVELOPE_KEYS = (PROTOCOL_VERSION_KEY, CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY)
 _SESSION_CAPABILITIES = ("elicitation", "sampling", "roots", "tasks", "experimental")
@@ -65,7 +65,7 @@ class SessionCodec:
     def issue(
         self, version: str, capabilities: dict[str, Any], principal: str
     ) -> tuple[str, LegacySession]:
-        if len(json.dumps(capabilities, separators=(",", ":"))) > MAX_CAPABILITIES_CHARS:
+        if capabilities_chars(capabilities) > MAX_CAPABILITIES_CHARS:
             raise InvalidParams(
                 f"capabilities are too large (over {MAX_CAPABILITIES_CHARS} characters)"
             )

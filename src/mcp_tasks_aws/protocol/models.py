@@ -8,6 +8,7 @@ contract tests.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -41,6 +42,18 @@ class WireModel(BaseModel):
 class Implementation(WireModel):
     name: str
     version: str
+
+
+MAX_CAPABILITIES_CHARS = 4096
+"""The most a request's client capabilities may take, in characters of compact JSON (either
+era: the 2025-11-25 `initialize` and every 2026-07-28 `_meta`). A task keeps them on its item,
+next to arguments and answers, so they must not eat the item's 400 KB; real clients declare a
+few hundred characters."""
+
+
+def capabilities_chars(capabilities: Any) -> int:
+    """Characters of compact JSON the declared capabilities take (as a task record keeps them)."""
+    return len(json.dumps(capabilities, separators=(",", ":")))
 
 
 class ClientCapabilities(WireModel):

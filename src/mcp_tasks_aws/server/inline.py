@@ -31,7 +31,12 @@ from mcp_tasks_aws.protocol.request_state import RequestStateCodec, SealedRound,
 from mcp_tasks_aws.server.call import Call, HandleCreator, TaskCreator
 from mcp_tasks_aws.tools.context import ToolContext
 from mcp_tasks_aws.tools.deadline import DeadlineExceeded, time_limit
-from mcp_tasks_aws.tools.invoke import check_argument_names, run_prompt, run_tool
+from mcp_tasks_aws.tools.invoke import (
+    check_argument_names,
+    check_declared_arguments,
+    run_prompt,
+    run_tool,
+)
 from mcp_tasks_aws.tools.journal import STEP_PREFIX, BecomeTask, InputNeeded
 from mcp_tasks_aws.tools.registry import TaskPolicy, ToolSet, ToolSpec, text_result
 
@@ -147,6 +152,9 @@ class InlineRunner:
                 {"extensions": {m.TASKS_EXTENSION: {}}},
                 f"Tool {spec.name} runs only as a task: declare the {m.TASKS_EXTENSION} extension",
             )
+        # A declared tool's arguments are checked before anything runs or a task exists: a
+        # workflow's task has no leg here that could still refuse them.
+        check_declared_arguments(spec, params.arguments)
         tasks: TaskCreator | None = handle
         if spec.task is not TaskPolicy.INLINE and opted_in:
             tasks = creator

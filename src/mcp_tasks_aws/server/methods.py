@@ -108,6 +108,13 @@ class McpServer:
         raw = request.params.get("_meta")
         if not isinstance(raw, dict):
             raise InvalidMeta("params._meta is required")
+        declared = raw.get(m.CLIENT_CAPABILITIES_KEY)
+        if declared is not None and m.capabilities_chars(declared) > m.MAX_CAPABILITIES_CHARS:
+            # A task keeps them on its item: unbounded, they could make it too large to write.
+            raise InvalidMeta(
+                f"Invalid params._meta: {m.CLIENT_CAPABILITIES_KEY} is too large "
+                f"(over {m.MAX_CAPABILITIES_CHARS} characters of JSON)"
+            )
         try:
             return m.RequestMeta.model_validate(raw)
         except ValidationError as exc:

@@ -36,6 +36,7 @@ from mcp_tasks_aws.tasks.exceptions import (
     TaskAlreadyExists,
     TaskAnswerInvalid,
     TaskArgumentsTooLarge,
+    TaskCallTooLarge,
     TaskNotFound,
     TaskNotStarted,
     TaskTooLarge,
@@ -68,9 +69,10 @@ def detailed_fields(view: TaskView) -> dict[str, Any]:
     status = fields["status"]
     if status == "input_required":
         fields["input_requests"] = record.input_requests
-    elif status == "completed":
+    elif status == "completed" and not view.result_withheld:
         # The result is a 2026-07-28 CallToolResult, whose schema requires resultType (strict
-        # clients such as the TypeScript Tasks client reject one without it).
+        # clients such as the TypeScript Tasks client reject one without it). A result the
+        # view withheld (a listen window out of room) is left out, never shown as empty.
         fields["result"] = {"resultType": "complete", **(view.result or {"content": []})}
     elif status == "failed":
         fields["error"] = record.error or {"code": INTERNAL_ERROR, "message": "Task failed"}
@@ -157,6 +159,8 @@ class Wording(NamedTuple):
     """A `tasks/update` (or 2025-11-25 answer) of the wrong shape; formatted with key, method."""
     answers_too_large: str
     """Answers the task record has no room left for."""
+    call_too_large: str
+    """A call whose arguments (with its capabilities and inline answers) no task record holds."""
     content_invalid: str
     """An accepted form whose content does not fit its schema; formatted with key, detail."""
 
@@ -166,12 +170,16 @@ WORDING: Final = {
         answer_invalid="Input response {key!r} does not answer its request: expected the "
         "result of {method}; nothing was recorded",
         answers_too_large="These input responses do not fit with the task: send smaller answers",
+        call_too_large="The call is too large to run as a task: its arguments, client "
+        "capabilities and input responses do not fit in one task; send smaller arguments",
         content_invalid="Input response {key!r} does not answer its request: {detail}; "
         "nothing was recorded",
     ),
     Era.LEGACY: Wording(
         answer_invalid="The answer does not fit its request: expected the result of {method}",
         answers_too_large="The answer does not fit with the task: send a smaller one",
+        call_too_large="The call is too large to run as a task: its arguments and client "
+        "capabilities do not fit in one task; send smaller arguments",
         content_invalid="The answer to {key!r} does not fit its form: {detail}; nothing was "
         "recorded",
     ),
@@ -202,6 +210,7 @@ _ERRORS: Final[tuple[tuple[type[Exception], Callable[[Any, Wording], McpError]],
     (Throttled, lambda exc, words: ServiceUnavailable(exc.retry_after_s)),
     (TaskNotStarted, _not_started),
     (TaskAnswerInvalid, lambda exc, words: _answer_invalid(exc, words)),
+    (TaskCallTooLarge, lambda exc, words: InvalidParams(words.call_too_large)),
     (TaskTooLarge, lambda exc, words: InvalidParams(words.answers_too_large)),
     (
         TaskArgumentsTooLarge,

@@ -35,8 +35,26 @@ class TaskArgumentsTooLarge(TaskError):
     """The call's arguments are too large to be kept with a task."""
 
 
+class TaskCallTooLarge(TaskError):
+    """A new task's record (its arguments, client capabilities and answers gathered inline)
+    is larger than the store allows: nothing was created."""
+
+
 class TaskNotStarted(TaskError):
     """The task was created but its execution could not be started; the task is failed."""
+
+
+class TargetUnavailable(TaskError):
+    """A managed target (a declared Lambda function, state machine, secret or HTTP API) could not
+    be called: it is missing, throttled or denied. `target` names it, `code` is the AWS error
+    code (or the network failure), and the message says both, for the client to read."""
+
+    def __init__(self, target: str, code: str, detail: str = "") -> None:
+        message = f"{target}: {code}" + (f" ({detail})" if detail else "")
+        super().__init__(message)
+        self.target = target
+        self.code = code
+        self.message = message
 
 
 class TaskTooLarge(TaskError):

@@ -35,6 +35,7 @@ from collections.abc import Callable
 from typing import Any, Final, Literal, TypeVar
 
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, to_error_object
+from mcp_tasks_aws.protocol.jsonrpc import encoded_size
 from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.exceptions import TaskCancelled, TaskTooLarge
 from mcp_tasks_aws.tasks.model import TaskRecord, now_ms
@@ -54,9 +55,12 @@ The store may say there is less room on a given record (`result_room`): large ar
 answers take their share of the item."""
 
 MAX_RESULT_BYTES: Final = 4_000_000
-"""The largest result a task may return (bytes of JSON). Lambda answers at most 6 MB, and a
-`tasks/get` carries the result as JSON inside a JSON string (escaping can grow it), so a larger
-result could never be read back: the task completes with a tool error saying so instead."""
+"""The largest result a task may return, in bytes as encoded in a response
+(`protocol.jsonrpc.encoded_size`). Lambda answers at most 6 MB, and a `tasks/get` carries the
+result as JSON inside the JSON string of the proxy response, where every quote and backslash is
+escaped again (a result of quotes doubles): a larger result could never be read back, so the
+task completes with a tool error saying so instead. The rest of a response (the task's fields,
+the headers) fits in what is left."""
 
 LegOutcome = Literal["parked", "done", "handed_over"]
 _T = TypeVar("_T")
@@ -219,43 +223,47 @@ class LegRunner:
             error, _ = to_error_object(exc)
             self._end(record, *transitions.fail(record.leg, error, self.clock()))
             return None
-        self._complete(record, result)
+        self.complete(record, result)
         return None
 
-    def _complete(self, record: TaskRecord, result: dict[str, Any]) -> None:
-        body = json.dumps(result, separators=(",", ":")).encode()
-        if len(body) > MAX_RESULT_BYTES:
-            logger.warning("task %s: result of %d bytes refused", record.task_id, len(body))
+    def complete(self, record: TaskRecord, result: dict[str, Any]) -> bool:
+        """Complete the task with `result` (offloaded when over the budget); whether it landed.
+
+        Also how a declared workflow's end records its output (`tasks.reconcile`), so a
+        workflow's result takes the same budget and S3 path as a leg's."""
+        size = encoded_size(result)  # what reading it back takes, not its bytes of JSON
+        if size > MAX_RESULT_BYTES:
+            logger.warning("task %s: result of %d bytes (encoded) refused", record.task_id, size)
             result = text_result(
-                f"Tool {record.tool} returned {len(body) / 1e6:.1f} MB; a task result may be at "
-                f"most {MAX_RESULT_BYTES / 1e6:.1f} MB (return a resource link to larger data).",
+                f"Tool {record.tool} returned {size / 1e6:.1f} MB (as encoded in a response); a "
+                f"task result may be at most {MAX_RESULT_BYTES / 1e6:.1f} MB (return a resource "
+                "link to larger data).",
                 is_error=True,
             )
-            body = json.dumps(result, separators=(",", ":")).encode()
+        body = json.dumps(result, separators=(",", ":")).encode()
         budget = self.result_budget
         if self.result_room is not None:
             budget = min(budget, self.result_room(record))
         if len(body) > budget and self.results is not None:
-            self._offload(record, body, result)
-            return
+            return self._offload(record, body, result)
         try:
-            self._end(record, *transitions.complete(record.leg, self.clock(), result=result))
+            return self._end(record, *transitions.complete(record.leg, self.clock(), result=result))
         except TaskTooLarge:
             # The estimate was wrong (the item grew meanwhile): offload after all.
             if self.results is None:
                 error = _error(INTERNAL_ERROR, "The task's result is too large to keep")
                 self._end(record, *transitions.fail(record.leg, error, self.clock()))
-                return
-            self._offload(record, body, result)
+                return False
+            return self._offload(record, body, result)
 
-    def _offload(self, record: TaskRecord, body: bytes, result: dict[str, Any]) -> None:
+    def _offload(self, record: TaskRecord, body: bytes, result: dict[str, Any]) -> bool:
         assert self.results is not None
         ref = self.results.put(record.task_id, body, record.expires_at)
         tool_error = result.get("isError") is True
         moved = transitions.complete(
             record.leg, self.clock(), result_ref=ref, tool_error=tool_error
         )
-        self._end(record, *moved)
+        return self._end(record, *moved)
 
     def _again(self, call: Callable[[], _T], task_id: str, what: str) -> _T:
         """`call`, retried with backoff if it fails: only for calls safe to repeat (a read, a
@@ -274,8 +282,8 @@ class LegRunner:
 
     def _end(
         self, record: TaskRecord, guard: transitions.Guard, changes: transitions.Changes
-    ) -> None:
-        """Write the leg's outcome, retrying a failed write with backoff before giving up.
+    ) -> bool:
+        """Write the leg's outcome, retrying a failed write with backoff; whether it landed.
 
         The tool has already run: losing this one write would end the task `failed` ("leg
         crashed") and lose a result that exists. A retry is safe because the move is fenced:
@@ -296,6 +304,7 @@ class LegRunner:
         if outcome is not None and not outcome.changed:
             # Cancelled or ended meanwhile: cancellation wins, the outcome is dropped.
             logger.info("task %s ended elsewhere; outcome dropped", record.task_id)
+        return outcome is not None and outcome.changed
 
 
 def _expired() -> dict[str, Any]:

@@ -96,6 +96,14 @@ class TaskRecord:
     """Who runs the task now: its direct leg, or a Step Functions execution (`transitions`)."""
     poll_interval_max_ms: int | None = None
     """The longest `pollIntervalMs` suggested as the task ages (None: always `poll_interval_ms`)."""
+    execution_arn: str | None = None
+    """The declared workflow's execution that *is* the task's work (a managed Standard state
+    machine; None: the tool runs in this server's legs). Set at creation, never changed."""
+
+    @property
+    def runs_workflow(self) -> bool:
+        """Whether a declared workflow's execution does the task's work (see `tasks.workflow`)."""
+        return self.execution_arn is not None
 
     @property
     def expires_at(self) -> int | None:
@@ -117,6 +125,12 @@ class TaskRecord:
         return suggested_poll_interval(
             now_ms - self.created_at, self.poll_interval_ms, self.poll_interval_max_ms
         )
+
+    def polled_at_the_floor_until(self) -> int | None:
+        """Until when (epoch ms) this task is polled at its floor interval, if it is working
+        (None: its interval never grows). Listen windows hold only until then."""
+        age = floor_interval_age_ms(self.poll_interval_ms, self.poll_interval_max_ms)
+        return None if age is None else self.created_at + age
 
     def wait_seconds(self, now_ms: int) -> int:
         """How long the execution may wait from now: the remaining TTL, at least a second."""
@@ -227,6 +241,14 @@ def suggested_poll_interval(age_ms: int, floor_ms: int, ceiling_ms: int | None) 
     while interval * 2 <= max(0, age_ms) // POLL_AGE_DIVISOR and interval * 2 < ceiling_ms:
         interval *= 2
     return ceiling_ms if age_ms // POLL_AGE_DIVISOR >= ceiling_ms else interval
+
+
+def floor_interval_age_ms(floor_ms: int, ceiling_ms: int | None) -> int | None:
+    """The age at which :func:`suggested_poll_interval` first suggests more than `floor_ms`
+    (None: never, the interval does not grow): 10 s with a 500 ms floor."""
+    if ceiling_ms is None or ceiling_ms <= floor_ms:
+        return None
+    return POLL_AGE_DIVISOR * min(2 * floor_ms, ceiling_ms)
 
 
 def encode_json(value: Any) -> str:

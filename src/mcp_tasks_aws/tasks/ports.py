@@ -7,7 +7,7 @@ and costs one AWS call; the rules of what may change live in `tasks.transitions`
 
 from __future__ import annotations
 
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, TaskSummary
 from mcp_tasks_aws.tasks.transitions import Changes, Guard
@@ -124,6 +124,35 @@ class Runner(Protocol):
         ...
 
 
+class Workflows(Protocol):
+    """Runs tasks whose work is a declared workflow: a Standard state machine's execution,
+    named after the task (`tasks.workflow`). Failures to reach a declared machine raise
+    `TargetUnavailable` naming it and the AWS error code (throttling: `Throttled`)."""
+
+    def start(self, machine_arn: str, name: str, payload: dict[str, Any]) -> str:
+        """Start the execution `name` of `machine_arn`; its ARN. Starting it again with the
+        same input is a no-op that answers the same ARN."""
+        ...
+
+    def stop(self, execution_arn: str) -> None:
+        """Stop the execution, if it is still running."""
+        ...
+
+    def answer(self, task_token: str, output: Any) -> bool:
+        """Resume a state waiting on `task_token` with `output` as its result; False if the
+        token is no longer valid."""
+        ...
+
+    def refuse(self, task_token: str, error: str, cause: str) -> bool:
+        """Fail a state waiting on `task_token` with the named `error` (its Catch decides what
+        follows); False if the token is no longer valid."""
+        ...
+
+    def output(self, execution_arn: str) -> str | None:
+        """The output (JSON text) of an ended execution, when its status event left it out."""
+        ...
+
+
 class DirectLegs(Protocol):
     """Runs a task's first leg at once, without a state machine (an asynchronous Lambda invoke)."""
 
@@ -146,4 +175,8 @@ class ResultStore(Protocol):
 
     def get(self, ref: str) -> bytes:
         """A stored body; ResultGone if it is not there any more."""
+        ...
+
+    def size(self, ref: str) -> int:
+        """Bytes of a stored body, without reading it; ResultGone if it is not there any more."""
         ...

@@ -6,20 +6,33 @@ as the asynchronous invoke's on-failure record (move `lose_direct`); one guarded
 either into `failed`, and leaves a task alone that already ended (cancelled included) or, for a
 direct leg, that an execution holds by now (see `tasks.transitions`).
 
-Nothing here runs a tool: the reconciler imports only the record, the rules and the store port.
+A declared workflow's execution (a managed Standard machine, `tasks.workflow`) ends through
+the same function, SUCCEEDED included: `settle_workflow_end` completes or fails the task it
+runs, as the tool's declaration maps the execution's output or error, and leaves alone a task
+that ended first (a cancelled task stays cancelled).
+
+Nothing here runs a tool: the reconciler imports only the record, the rules and the store port
+(a workflow's end also reads the tool's declaration and records its result through the
+`LegRunner`, so a large output takes the result store's path like any leg's).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR
 from mcp_tasks_aws.tasks import transitions
-from mcp_tasks_aws.tasks.model import now_ms
-from mcp_tasks_aws.tasks.ports import TaskStore
+from mcp_tasks_aws.tasks.model import TaskRecord, is_task_id, now_ms
+from mcp_tasks_aws.tasks.ports import TaskStore, Workflows
+
+if TYPE_CHECKING:
+    from mcp_tasks_aws.tasks.legs import LegRunner
 
 Settled = Literal["failed", "unchanged"]
+WorkflowSettled = Literal["completed", "failed", "unchanged", "ignored"]
+WORKFLOW_ENDS: Final = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"})
 
 
 def _lost(message: str) -> dict[str, Any]:
@@ -58,3 +71,57 @@ def settle_lost_execution(
     message = f"The task's execution ended without a result ({execution_status.lower()})"
     outcome = store.apply(task_id, *transitions.lose(_lost(message), clock()))
     return "failed" if outcome is not None and outcome.changed else "unchanged"
+
+
+def settle_workflow_end(
+    legs: LegRunner,
+    workflows: Workflows | None,
+    task_id: str,
+    execution_arn: str,
+    status: str,
+    *,
+    output: str | None = None,
+    error: str | None = None,
+    cause: str | None = None,
+) -> WorkflowSettled:
+    """A declared workflow's execution ended (its status-change event): settle its task.
+
+    `ignored`: no task is run by this execution (another caller's execution of the same
+    machine, a task gone). SUCCEEDED completes the task with `output` (JSON text; read back
+    from the execution when the event left it out) as the tool's declaration maps it,
+    offloaded like any result over the item budget; the other ends fail it, or complete it
+    with a tool error where the declaration says so. A task already ended, cancelled
+    included, is left alone (`unchanged`): every write is a guarded move.
+    """
+    if not is_task_id(task_id) or status not in WORKFLOW_ENDS:
+        return "ignored"  # an execution someone started by hand: no read at all
+    store, clock = legs.store, legs.clock
+    record = store.get(task_id)
+    if record is None or record.execution_arn != execution_arn:
+        return "ignored"
+    if record.is_terminal:
+        return "unchanged"
+    spec = legs.toolset.tools.get(record.tool)
+    if spec is None or spec.workflow is None:
+        failure = _lost(f"The workflow ended but tool {record.tool} is gone")
+        moved = store.apply(task_id, *transitions.lose(failure, clock()))
+        return "failed" if moved is not None and moved.changed else "unchanged"
+    if status == "SUCCEEDED":
+        if output is None and workflows is not None:
+            output = workflows.output(execution_arn)
+        try:
+            value = json.loads(output) if output is not None else None
+        except ValueError:
+            value = output
+        return _settle(legs, record, "result", spec.workflow.result_of(value))
+    how, outcome = spec.workflow.failure_of(status, error, cause)
+    return _settle(legs, record, how, outcome)
+
+
+def _settle(
+    legs: LegRunner, record: TaskRecord, how: Literal["result", "error"], outcome: dict[str, Any]
+) -> WorkflowSettled:
+    if how == "error":
+        moved = legs.store.apply(record.task_id, *transitions.lose(outcome, legs.clock()))
+        return "failed" if moved is not None and moved.changed else "unchanged"
+    return "completed" if legs.complete(record, outcome) else "unchanged"

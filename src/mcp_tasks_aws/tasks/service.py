@@ -10,7 +10,11 @@ leaves a task that still answers and still ends:
   its execution. If the start fails, the task is failed before the error is answered, so no
   record stays `working` with nothing to run it; if that `fail` is refused because a leg has
   moved the task on, the start landed and only its answer was lost (a timeout): the task is
-  acknowledged. If the `fail` cannot be written either, the sweeper ends the task later.
+  acknowledged. If the `fail` cannot be written either, the sweeper ends the task later. A
+  tool whose task is a declared workflow (`tasks.workflow`) starts that workflow's execution
+  instead, its ARN on the record from the first write; a declared machine that is missing or
+  denied fails the task at once with a message naming it and the AWS error code (the created
+  task is answered, already failed).
 - update: one guarded write records the answers; if nothing is outstanding after it, the
   execution is resumed with the stored token. Only the write that answered the last key sees
   nothing outstanding, so only one caller resumes; a retried update after a failed resume
@@ -33,16 +37,28 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, NamedTuple
 
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR, InvalidParams
-from mcp_tasks_aws.tasks import transitions
+from mcp_tasks_aws.protocol.jsonrpc import encoded_text_size
+from mcp_tasks_aws.tasks import transitions, workflow
 from mcp_tasks_aws.tasks.exceptions import (
     ResultGone,
+    TargetUnavailable,
     TaskAnswerInvalid,
     TaskArgumentsTooLarge,
+    TaskCallTooLarge,
     TaskNotFound,
     TaskNotStarted,
+    TaskTooLarge,
 )
 from mcp_tasks_aws.tasks.model import TaskHead, TaskRecord, is_task_id, new_task_id, now_ms
-from mcp_tasks_aws.tasks.ports import Applied, DirectLegs, Page, ResultStore, Runner, TaskStore
+from mcp_tasks_aws.tasks.ports import (
+    Applied,
+    DirectLegs,
+    Page,
+    ResultStore,
+    Runner,
+    TaskStore,
+    Workflows,
+)
 from mcp_tasks_aws.tools.journal import ELICIT, LIST_ROOTS, SAMPLE, form_problem, validate_answer
 from mcp_tasks_aws.tools.registry import ToolSpec
 
@@ -69,11 +85,15 @@ def answerable_methods(value: Any) -> frozenset[str]:
 
 class TaskView(NamedTuple):
     """A task as `tasks/get` shows it: the record, with an offloaded result read back, and the
-    poll interval to suggest now (it grows with the task's age)."""
+    poll interval to suggest now (it grows with the task's age).
+
+    `result_withheld`: the task is completed but its offloaded result was not read back (it
+    is larger than the view was allowed to read; see `TaskService.view`)."""
 
     record: TaskRecord
     result: dict[str, Any] | None
     poll_interval_ms: int
+    result_withheld: bool = False
 
 
 class TaskService:
@@ -92,6 +112,7 @@ class TaskService:
         *,
         direct_legs: DirectLegs | None = None,
         results: ResultStore | None = None,
+        workflows: Workflows | None = None,
         default_ttl_ms: int | None = 24 * 3600 * 1000,
         max_ttl_ms: int | None = 30 * 24 * 3600 * 1000,
         default_poll_interval_ms: int = 500,
@@ -104,6 +125,7 @@ class TaskService:
         self.runner = runner
         self.direct_legs = direct_legs
         self.results = results
+        self.workflows = workflows
         self.default_ttl_ms = default_ttl_ms
         self.max_ttl_ms = max_ttl_ms
         self.default_poll_interval_ms = default_poll_interval_ms
@@ -131,10 +153,16 @@ class TaskService:
         if len(json.dumps(arguments)) > MAX_ARGUMENTS_BYTES:
             raise TaskArgumentsTooLarge()
         now = self.clock()
-        direct_legs = self.direct_legs if spec.direct else None
+        direct_legs = self.direct_legs if spec.direct and spec.workflow is None else None
+        task_id = new_task_id()
+        execution_arn = None
+        if spec.workflow is not None:
+            if self.workflows is None:
+                raise RuntimeError(f"{spec.label} runs a workflow, but none can be started")
+            execution_arn = workflow.execution_arn_for(spec.workflow.machine_arn, task_id)
         floor = spec.poll_interval_ms or self.default_poll_interval_ms
         record = TaskRecord(
-            task_id=new_task_id(),
+            task_id=task_id,
             owner=owner,
             tool=spec.name,
             arguments=arguments,
@@ -148,16 +176,30 @@ class TaskService:
             answers=dict(journal or {}),
             asked_keys=frozenset(journal or {}),
             held_by="execution" if direct_legs is None else "direct",
+            execution_arn=execution_arn,
         )
-        self.store.put_new(record)  # TaskAlreadyExists: 128 random bits collided, a broken RNG
         try:
-            if direct_legs is not None:
+            self.store.put_new(record)  # TaskAlreadyExists: 128 random bits collided, a broken RNG
+        except TaskTooLarge as exc:
+            raise TaskCallTooLarge() from exc  # nothing was written: the call is refused
+        try:
+            if spec.workflow is not None:
+                assert self.workflows is not None
+                payload = spec.workflow.execution_input(record.task_id, arguments)
+                self.workflows.start(spec.workflow.machine_arn, record.task_id, payload)
+            elif direct_legs is not None:
                 direct_legs.start(record.task_id)
             else:
                 self.runner.start(record.task_id, record.wait_seconds(now))
+        except TargetUnavailable as exc:
+            # The declared machine is missing or denied: the task ends now, saying so.
+            error = {"code": INTERNAL_ERROR, "message": f"The task could not start: {exc}"}
+            failed = self._fail_unstarted(record, error)
+            return failed.record if failed is not None else record
         except Exception as exc:
             # The record exists: end it rather than leave it working with nothing to run it.
-            if self._fail_unstarted(record):
+            failed = self._fail_unstarted(record)
+            if failed is None or failed.changed:
                 raise TaskNotStarted() from exc
             # Refused: a leg has run it already, so the start landed and only its answer was
             # lost (a timeout). The task runs: acknowledge it rather than orphan it.
@@ -171,33 +213,34 @@ class TaskService:
             return ttl
         return self.max_ttl_ms if ttl is None else min(ttl, self.max_ttl_ms)
 
-    def _fail_unstarted(self, record: TaskRecord) -> bool:
-        """Fail a task whose execution could not be started, trying a few times; False if the
-        task turned out to have started (a leg moved it on, so the move is refused).
+    def _fail_unstarted(
+        self, record: TaskRecord, error: dict[str, Any] | None = None
+    ) -> Applied | None:
+        """Fail a task whose execution could not be started, trying a few times: what the
+        store answered (not `changed` if a leg had moved the task on, so its start landed), or
+        None if the task is gone or the write could not be made.
 
         The start already failed (a fault or throttling), so the write that ends the task may
         fail too; nothing else would ever end it (no execution, so no reconcile event), so it
         is retried with a short backoff before giving up and saying so in the log (the
         sweeper ends it later, `tasks.sweep`).
         """
-        error = {"code": INTERNAL_ERROR, "message": "The task could not be started"}
+        error = error or {"code": INTERNAL_ERROR, "message": "The task could not be started"}
         for attempt in range(_FAIL_ATTEMPTS):
             try:
-                outcome = self.store.apply(
-                    record.task_id, *transitions.fail(record.leg, error, self.clock())
-                )
-                return outcome is None or outcome.changed
+                moved = transitions.fail(record.leg, error, self.clock())
+                return self.store.apply(record.task_id, *moved)
             except Exception:
                 if attempt + 1 == _FAIL_ATTEMPTS:
                     logger.error(
                         "task %s was created but neither started nor failed; it stays working "
-                        "until its TTL",
+                        "until the sweeper ends it",
                         record.task_id,
                         exc_info=True,
                     )
-                    return True
+                    return None
                 self.sleep(0.05 * 4**attempt)
-        return True
+        return None
 
     # -- read ---------------------------------------------------------------------------------
 
@@ -214,18 +257,32 @@ class TaskService:
             raise TaskNotFound(expired=True)
         return record
 
-    def view(self, record: TaskRecord) -> TaskView:
-        """The view of a record, reading an offloaded result back (only once it is shown)."""
+    def view(self, record: TaskRecord, *, result_limit: int | None = None) -> TaskView:
+        """The view of a record, reading an offloaded result back (only once it is shown).
+
+        With `result_limit`, an offloaded result larger than that many bytes (as encoded in a
+        response, `protocol.jsonrpc.encoded_size`) is left out: the view is `result_withheld`.
+        Its stored size is asked first, so one larger even unescaped is not read at all, and
+        one whose escapes make it too large is dropped before it is parsed. A listen window
+        bounds its bytes this way without holding results it will not send.
+        """
         result = record.result
+        poll_interval_ms = record.poll_interval_at(self.clock())
         if record.visible_status == "completed" and record.result_ref is not None:
             if self.results is None:
                 raise RuntimeError("a result was offloaded but no result store is configured")
             try:
-                result = json.loads(self.results.get(record.result_ref))
+                if result_limit is not None and self.results.size(record.result_ref) > result_limit:
+                    return TaskView(record, None, poll_interval_ms, result_withheld=True)
+                body = self.results.get(record.result_ref)
+                if result_limit is not None and encoded_text_size(body) > result_limit:
+                    # Its escapes make it too large after all: dropped before it is parsed.
+                    return TaskView(record, None, poll_interval_ms, result_withheld=True)
+                result = json.loads(body)
             except ResultGone as exc:
                 # The bucket keeps a result at least as long as its task: gone means expired.
                 raise TaskNotFound(expired=True) from exc
-        return TaskView(record, result, record.poll_interval_at(self.clock()))
+        return TaskView(record, result, poll_interval_ms)
 
     def live(self, owner: str, task_ids: list[str]) -> dict[str, TaskRecord]:
         """The caller's live tasks among `task_ids` (one consistent batch read)."""
@@ -318,7 +375,22 @@ class TaskService:
         ):
             # Every outstanding request is answered: resume. A retried update after a resume
             # that failed gets here too and resumes again; a used token is reported stale.
-            self.runner.resume(record.task_token, record.wait_seconds(now))
+            if record.runs_workflow:
+                self._resume_workflow(record, record.task_token)
+            else:
+                self.runner.resume(record.task_token, record.wait_seconds(now))
+
+    def _resume_workflow(self, record: TaskRecord, task_token: str) -> None:
+        """The workflow's waiting state gets the answer as its output, or fails with a named
+        error for a declined or dismissed elicitation (its Catch decides what follows)."""
+        if self.workflows is None:
+            raise RuntimeError(f"task {record.task_id} runs a workflow, but none is configured")
+        how, value = workflow.resumption(record)
+        if how == "refuse":
+            error, cause = value
+            self.workflows.refuse(task_token, error, cause)
+        else:
+            self.workflows.answer(task_token, value)
 
     # -- cancel -------------------------------------------------------------------------------
 
@@ -359,6 +431,9 @@ class TaskService:
         """
         if record.held_by == "direct":
             return  # no execution holds it: the leg, or the execution it starts, notices
+        if record.execution_arn is not None and self.workflows is not None:
+            self._release_workflow(record, record.execution_arn, self.workflows)
+            return
         try:
             token = record.task_token if record.waiting_on_token else None
             if token is not None and self.runner.interrupt(token):
@@ -367,6 +442,24 @@ class TaskService:
         except Exception:
             logger.warning(
                 "task %s has ended (%s) but its execution was not released",
+                record.task_id,
+                record.status,
+                exc_info=True,
+            )
+
+    def _release_workflow(self, record: TaskRecord, execution_arn: str, flows: Workflows) -> None:
+        """Stop a cancelled workflow task's execution. A state waiting for an answer is also
+        failed (`TASK_CANCELLED`): Step Functions aborts a waiting state on stop, an emulator
+        may not, and on AWS the token is stale by then (reported, not raised)."""
+        try:
+            flows.stop(execution_arn)
+            if record.waiting_on_token and record.task_token is not None:
+                flows.refuse(
+                    record.task_token, workflow.TASK_CANCELLED, transitions.CANCELLED_MESSAGE
+                )
+        except Exception:
+            logger.warning(
+                "task %s has ended (%s) but its workflow was not stopped",
                 record.task_id,
                 record.status,
                 exc_info=True,

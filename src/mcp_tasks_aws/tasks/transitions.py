@@ -49,6 +49,12 @@ reconciler never hears of: a task whose start failed and whose compensating `fai
 (`lose_stranded`, fenced by the leg 0 and the version it read, so a leg that started or wrote
 since wins).
 
+A third way: a declared workflow's execution *is* the task (`tasks.workflow`, managed Standard
+state machines). It needs no move of its own: its questions are `park` (with the waiting
+state's token, a fresh key per question), its progress `report`, its end `complete` (its
+output) or `lose` (a failure); so a workflow that ends after its task was cancelled changes
+nothing, as any other late outcome.
+
 Consequences worth knowing by heart:
 - **Terminal is final.** No move starts from completed, failed or cancelled, so whichever of
   cancel, complete, fail or lose lands first wins and every later one is refused.

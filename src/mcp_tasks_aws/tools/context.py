@@ -21,7 +21,10 @@ Invariants:
 - `ctx.step(name, fn)` results are journalled like answers (keys `step:<name>`, a namespace no
   question may use), so a replay returns them instead of running `fn` again;
 - a question must be awaited: using an un-awaited one as an answer, or returning while one was
-  never awaited, is a bug in the tool and fails the call loudly (:class:`UnawaitedQuestion`).
+  never awaited, is a bug in the tool and fails the call loudly (:class:`UnawaitedQuestion`);
+- a round asks at most `MAX_QUESTIONS_PER_ROUND` questions and records at most
+  `MAX_STEPS_PER_ROUND` new steps with them (`tools.journal`); more is a bug in the tool that
+  fails the call with a message saying so (:class:`TooManyQuestions`, :class:`TooManySteps`).
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ from mcp_tasks_aws.protocol.models import ClientCapabilities
 from mcp_tasks_aws.tools.journal import (
     ELICIT,
     LIST_ROOTS,
+    MAX_QUESTIONS_PER_ROUND,
+    MAX_STEPS_PER_ROUND,
     SAMPLE,
     STEP_PREFIX,
     Answer,
@@ -64,6 +69,26 @@ class UnawaitedQuestion(InternalError):
         super().__init__(
             f"Tool bug: {call}(...) was not awaited, so the question was never asked; "
             f"write `answer = await {call}(...)`"
+        )
+
+
+class TooManyQuestions(InternalError):
+    """A tool asked more questions in one round than a task can record (a bug in the tool)."""
+
+    def __init__(self, asked: int) -> None:
+        super().__init__(
+            f"Tool bug: ctx.ask_all(...) asks {asked} questions in one round; at most "
+            f"{MAX_QUESTIONS_PER_ROUND} may be asked at once: ask the rest in a later round"
+        )
+
+
+class TooManySteps(InternalError):
+    """A tool ran more new steps before asking than a task can record with the round."""
+
+    def __init__(self, steps: int) -> None:
+        super().__init__(
+            f"Tool bug: the tool ran {steps} new ctx.step(...) calls before asking; at most "
+            f"{MAX_STEPS_PER_ROUND} can be recorded with one round of questions"
         )
 
 
@@ -189,7 +214,13 @@ class ToolContext:
         return self._pending(LIST_ROOTS, {}, key)
 
     async def ask_all(self, *pending: PendingInput[Any]) -> tuple[Any, ...]:
-        """Ask several questions at once: all are outstanding together until all are answered."""
+        """Ask several questions at once: all are outstanding together until all are answered.
+
+        At most `MAX_QUESTIONS_PER_ROUND` at once (TooManyQuestions, on every run: the bound
+        does not depend on what was answered).
+        """
+        if len(pending) > MAX_QUESTIONS_PER_ROUND:
+            raise TooManyQuestions(len(pending))
         for p in pending:
             self._unawaited.pop(p.key, None)
         answered = [p for p in pending if p.key in self._journal]
@@ -200,6 +231,9 @@ class ToolContext:
             self._consumed[p.key] = self._journal[p.key]
         missing = {p.key: p.as_request() for p in pending if p.key not in self._journal}
         if missing:
+            if len(self._new_steps) > MAX_STEPS_PER_ROUND:
+                # They would be recorded with the round, in the one write that parks the task.
+                raise TooManySteps(len(self._new_steps))
             raise InputNeeded(missing)
         return tuple(answers[p.key] for p in pending)
 

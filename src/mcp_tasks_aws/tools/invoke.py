@@ -123,19 +123,34 @@ def _call(fn: Any, is_async: bool, kwargs: dict[str, Any]) -> Any:
     return fn(**kwargs)
 
 
+def check_declared_arguments(spec: ToolSpec, arguments: dict[str, Any] | None) -> None:
+    """InvalidParams (-32602) naming the argument, when a declared tool's arguments fail its
+    declared `inputSchema` (checked before a call runs inline or becomes a task)."""
+    if not spec.raw_arguments:
+        return
+    problem = _schema_errors(spec, arguments or {})
+    if problem is not None:
+        raise InvalidParams(f"Invalid arguments for tool {spec.name}: {problem}")
+
+
 def run_tool(spec: ToolSpec, arguments: dict[str, Any] | None, ctx: ToolContext) -> dict[str, Any]:
     """Run one leg of a tool; see the module docstring for what may come out."""
-    schema_problem = _schema_errors(spec, arguments or {})
-    if schema_problem is not None:
-        return text_result(
-            f"Invalid arguments for tool {spec.name}: {schema_problem}", is_error=True
-        )
-    try:
-        validated = spec.arguments_model.model_validate(arguments or {})
-    except ValidationError as exc:
-        message = f"Invalid arguments for tool {spec.name}: {_describe_validation_error(exc)}"
-        return text_result(message, is_error=True)
-    kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
+    if spec.raw_arguments:
+        # A declared tool: its declared schema is the only check, and a protocol error.
+        check_declared_arguments(spec, arguments)
+        kwargs: dict[str, Any] = {"arguments": dict(arguments or {})}
+    else:
+        schema_problem = _schema_errors(spec, arguments or {})
+        if schema_problem is not None:
+            return text_result(
+                f"Invalid arguments for tool {spec.name}: {schema_problem}", is_error=True
+            )
+        try:
+            validated = spec.arguments_model.model_validate(arguments or {})
+        except ValidationError as exc:
+            message = f"Invalid arguments for tool {spec.name}: {_describe_validation_error(exc)}"
+            return text_result(message, is_error=True)
+        kwargs = {name: getattr(validated, name) for name in type(validated).model_fields}
     if spec.context_param:
         kwargs[spec.context_param] = ctx
     try:
@@ -177,10 +192,19 @@ def run_prompt(
     """Render a prompt. Unlike tools, bad arguments and failures are protocol errors."""
     arguments = dict(arguments or {})
     known = {a["name"] for a in spec.arguments}
+    # A prompt's arguments are exactly its function's parameters: a misspelt one would
+    # otherwise be dropped and the prompt rendered without it.
+    unknown = [name for name in arguments if name not in known]
+    if unknown:
+        listed = {"properties": dict.fromkeys(a["name"] for a in spec.arguments)}
+        raise InvalidParams(
+            unknown_argument_message(spec.name, listed, unknown, kind="prompt"),
+            {"unknownArguments": unknown},
+        )
     missing = [a["name"] for a in spec.arguments if a["required"] and a["name"] not in arguments]
     if missing:
         raise InvalidParams(f"Missing required prompt arguments: {', '.join(missing)}")
-    kwargs: dict[str, Any] = {k: v for k, v in arguments.items() if k in known}
+    kwargs: dict[str, Any] = dict(arguments)
     if spec.context_param:
         kwargs[spec.context_param] = ctx
     try:

@@ -10,6 +10,8 @@ it). This module owns what the journal and its readers agree on, without the `To
   :class:`RootsResult`) and :func:`validate_answer`, which checks a client's answer against the
   question before it is recorded or replayed (-32602 if it does not fit);
 - :data:`STEP_PREFIX`, the key namespace kept for step results (no question may use it);
+- how many keys one round may write (:data:`MAX_QUESTIONS_PER_ROUND`,
+  :data:`MAX_STEPS_PER_ROUND`);
 - the control-flow signals that end a leg early: :class:`InputNeeded` (questions are
   outstanding) and :class:`BecomeTask` (an inline prelude is done).
 """
@@ -26,6 +28,18 @@ ELICIT = "elicitation/create"
 SAMPLE = "sampling/createMessage"
 LIST_ROOTS = "roots/list"
 STEP_PREFIX = "step:"
+
+MAX_QUESTIONS_PER_ROUND = 64
+"""The most questions a tool may ask at once (one `ctx.ask_all`, which is one round of input).
+
+A round is what one `tasks/update` answers (it takes at most 64 answers), and each of its keys
+takes a share of the conditional writes that park the task, attach its execution and record
+the answers: DynamoDB refuses any expression over 4 KB, and at this bound every one of them
+stays under it (pinned in tests/aws/test_expression_bounds.py)."""
+
+MAX_STEPS_PER_ROUND = 128
+"""The most new `ctx.step(...)` results a leg may record with its round of questions: they are
+written by the same write that parks the task, next to the questions (see above)."""
 
 
 class InputNeeded(Exception):

@@ -168,6 +168,26 @@ class ToolSet:
 
         return register(fn) if fn is not None else register
 
+    def include(self, other: ToolSet) -> ToolSet:
+        """Serve `other`'s tools, prompts and resources here too (a declaration's managed
+        tools beside code tools: `tools.include(declared_tools("managed.yaml"))`); a name
+        registered in both raises ToolDefinitionError. Returns `other`."""
+        pairs: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+            ("tool", self.tools, other.tools),
+            ("prompt", self.prompts, other.prompts),
+            ("resource", self.resources, other.resources),
+        ]
+        for kind, mine, theirs in pairs:
+            for name in theirs:
+                if name in mine:
+                    raise ToolDefinitionError(f"{kind} {name!r} is registered twice")
+        for _, mine, theirs in pairs:
+            mine.update(theirs)
+        self.resource_templates.update(other.resource_templates)
+        self.completers.update(other.completers)
+        self._checked = False
+        return other
+
     # -- prompts ------------------------------------------------------------------------------
 
     @overload

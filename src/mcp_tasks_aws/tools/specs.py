@@ -14,7 +14,7 @@ import typing
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
-from typing import Any, Union
+from typing import Any, Literal, Protocol, Union
 
 from pydantic import BaseModel, TypeAdapter
 from pydantic.fields import FieldInfo
@@ -41,6 +41,32 @@ class TaskPolicy(StrEnum):
     REQUIRED = "required"
     """Only runs as a task. A request without the opt-in gets a task handle (an ordinary result
     naming the task, `server.handles`), or -32021 where handles are off."""
+
+
+class Workflow(Protocol):
+    """A tool whose task *is* a declared workflow's execution (a Standard state machine), not
+    a leg this server runs: the task service starts it, and the execution's end settles the
+    task (see `targets`, which implements it, and `tasks.workflow`)."""
+
+    @property
+    def machine_arn(self) -> str:
+        """The state machine whose execution, named after the task, does the work."""
+        ...
+
+    def execution_input(self, task_id: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The execution's input for a task and its (validated) arguments."""
+        ...
+
+    def result_of(self, output: Any) -> dict[str, Any]:
+        """The CallToolResult of an execution that SUCCEEDED with `output` (parsed JSON)."""
+        ...
+
+    def failure_of(
+        self, status: str, error: str | None, cause: str | None
+    ) -> tuple[Literal["result", "error"], dict[str, Any]]:
+        """An execution that FAILED, TIMED_OUT or was ABORTED: a tool-level error result
+        (`"result"`, a CallToolResult with isError) or the task's JSON-RPC error (`"error"`)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -141,6 +167,14 @@ class ToolSpec(_FunctionSpec):
     handles: bool | None = None
     """Whether a client without tasks gets a task handle from this tool (None: the
     deployment's setting)."""
+    raw_arguments: bool = False
+    """A declared tool (`targets`): `fn(arguments, ctx)` takes the arguments as one dict, checked
+    against the hand-written `inputSchema` only, and arguments that fail it are a protocol
+    error (-32602) rather than a tool error."""
+    declared_output_schema: dict[str, Any] | None = None
+    """The `outputSchema` as declared (a declared tool's function returns a ToolResult)."""
+    workflow: Workflow | None = None
+    """Set when the tool's task is a declared workflow's execution (it then has no legs)."""
 
     @property
     def label(self) -> str:
@@ -148,6 +182,10 @@ class ToolSpec(_FunctionSpec):
 
     @cached_property
     def _signature(self) -> tuple[type[BaseModel], dict[str, Any], str | None]:
+        if self.raw_arguments:
+            model, _ = arguments_model(self.label, f"{self.name}_arguments", {})
+            schema = check_handwritten_schema(self.label, self.handwritten_schema, {})
+            return model, schema, "ctx"
         fields, context_param = signature_fields(self.fn, self.param_docs, name=self.name)
         model, derived = arguments_model(self.label, f"{self.name}_arguments", fields)
         if self.handwritten_schema is not None:
@@ -196,6 +234,8 @@ class ToolSpec(_FunctionSpec):
     @cached_property
     def _return(self) -> tuple[TypeAdapter[Any] | None, dict[str, Any] | None, bool]:
         """(adapter, outputSchema, wrapped) for a structured return; (None, None, False) if not."""
+        if self.raw_arguments:  # a declared tool returns a ToolResult; its schema is declared
+            return None, None, False
         annotation = typing.get_type_hints(self.fn).get("return", inspect.Signature.empty)
         if annotation in (inspect.Signature.empty, str, type(None), ToolResult, Any):
             return None, None, False
@@ -205,6 +245,8 @@ class ToolSpec(_FunctionSpec):
 
     @property
     def output_schema(self) -> dict[str, Any] | None:
+        if self.declared_output_schema is not None:
+            return self.declared_output_schema
         return self._return[1]
 
     def check(self) -> None:

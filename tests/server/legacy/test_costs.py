@@ -122,7 +122,11 @@ def test_a_question_round_costs_a_put_a_write_per_answer_and_the_resume(session:
 def wait_status(session: Session, task_id: str, status: str) -> dict[str, Any]:
     deadline = time.monotonic() + 10
     while True:
-        response, _ = session.request("tasks/get", {"taskId": task_id})
+        # JSON only: a tasks/get that accepts SSE would carry the task's questions.
+        body = {"jsonrpc": "2.0", "id": next(session._ids), "method": "tasks/get"}
+        response, _ = session.send(
+            {**body, "params": {"taskId": task_id}}, accept="application/json"
+        )
         task: dict[str, Any] = json.loads(response["body"])["result"]
         if task["status"] == status:
             return task
@@ -161,8 +165,9 @@ def test_a_tasks_question_costs_a_read_to_send_and_an_update_to_answer(session: 
         assert time.monotonic() < deadline, "no execution took the task over"
         time.sleep(0.02)
     window, calls = session.request("tasks/result", {"taskId": task_id})
-    # The session, the task; the window ends as soon as it has sent the question.
-    assert calls == ["dynamodb:GetItem", "dynamodb:GetItem"]
+    # The session, the task, the question's hold (no other poller is sent it meanwhile); the
+    # window ends as soon as it has sent the question.
+    assert calls == ["dynamodb:GetItem", "dynamodb:GetItem", "dynamodb:PutItem"]
     question = json.loads(events(window)[1]["data"])
     answer = {
         "jsonrpc": "2.0",
@@ -173,3 +178,22 @@ def test_a_tasks_question_costs_a_read_to_send_and_an_update_to_answer(session: 
     assert response["statusCode"] == 202
     assert calls == ["dynamodb:GetItem", "dynamodb:UpdateItem", "stepfunctions:SendTaskSuccess"]
     wait_status(session, task_id, "completed")
+
+
+def test_a_tasks_question_on_tasks_get_costs_its_hold(session: Session) -> None:
+    params = {"name": "confirm_delete", "arguments": {"filename": "b.txt"}, "task": {}}
+    created, _ = session.request("tools/call", params)
+    task_id = json.loads(created["body"])["result"]["task"]["taskId"]
+    wait_status(session, task_id, "input_required")
+    # The session, the task, the question's hold: taken, so the question goes on the stream.
+    polled, calls = session.request("tasks/get", {"taskId": task_id})
+    assert calls == ["dynamodb:GetItem", "dynamodb:GetItem", "dynamodb:PutItem"]
+    assert [json.loads(e["data"]).get("method") for e in events(polled)] == [
+        "elicitation/create",
+        None,
+    ]
+    # Polled again while it is held: the same three calls (the hold's write is refused), and
+    # only the task, in JSON.
+    again, calls = session.request("tasks/get", {"taskId": task_id})
+    assert calls == ["dynamodb:GetItem", "dynamodb:GetItem", "dynamodb:PutItem"]
+    assert json.loads(again["body"])["result"]["status"] == "input_required"

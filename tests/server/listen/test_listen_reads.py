@@ -67,6 +67,9 @@ class Results:
         self.reads.append(ref)
         return b'{"content": []}'
 
+    def size(self, ref: str) -> int:
+        return len(b'{"content": []}')
+
 
 def test_offloaded_results_are_not_read_on_polls_that_send_nothing() -> None:
     # Given a completed task whose result lives in S3, and a working task, both watched

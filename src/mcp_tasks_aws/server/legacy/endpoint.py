@@ -15,7 +15,8 @@ table, at the (legacy, method) entries `legacy.methods` registers.
   questions travel: 406 before it runs otherwise.
 - A client's JSON-RPC response is routed by its id (sealed by `StreamIds`) to the route that
   asked: `in` (inline questions, `legacy.questions`) or `task` (a task's questions, sent on
-  its `tasks/result` stream, `legacy.task_results`); a `GET` with `Last-Event-ID` resumes the
+  its `tasks/result` stream, `legacy.task_results`, or on a `tasks/get` answer's stream,
+  `legacy.task_questions`); a `GET` with `Last-Event-ID` resumes the
   stream of the route its event id names.
 """
 
@@ -109,7 +110,13 @@ class LegacyEndpoint:
         session, state = self.session(http)
         if isinstance(message, Notification):
             return None  # notifications/initialized, cancelled, roots/list_changed: noted
-        resumable = Resumable(session, http.principal, state.log_level, deadline=http.deadline)
+        resumable = Resumable(
+            session,
+            http.principal,
+            state.log_level,
+            deadline=http.deadline,
+            accepts_stream=accepts(http.header("accept"))[1],
+        )
         if isinstance(message, ClientResponse):
             self.answer(resumable, message)
             return None

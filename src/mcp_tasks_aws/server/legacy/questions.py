@@ -153,6 +153,8 @@ class Resumable:
     parked: ParkedCall | None = None
     deadline: float | None = None
     """`time.monotonic()` by which the request's answer must be on its way (None: no limit)."""
+    accepts_stream: bool = False
+    """Whether the request accepts `text/event-stream` (a `tasks/get` may carry questions)."""
 
 
 def resumable_of(call: Call) -> Resumable:

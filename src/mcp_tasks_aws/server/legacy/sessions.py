@@ -9,7 +9,10 @@ is stored, in small items that expire with the session:
   server->client requests (elicitation, sampling, roots). The answers arrive in separate POSTs
   (any function instance) and the call resumes on a later `GET` with `Last-Event-ID`;
 - the session's *tasks*: the ids of the tasks it created, oldest first (at most
-  `MAX_SESSION_TASKS`), which its `tasks/list` shows; read by that method only.
+  `MAX_SESSION_TASKS`), which its `tasks/list` shows; read by that method only;
+- a task question's *hold*: who was last sent one of a task's outstanding requests (on a
+  `tasks/get` or `tasks/result` stream), and until when no other poller is sent it
+  (`hold_question`), so a question goes to one client at a time and is answered once.
 
 `LegacySessionStore` is the port; `aws.sessions.DynamoLegacySessionStore` fills it on the task
 table, `InMemoryLegacySessionStore` (below) is its twin for tests and for a server without a
@@ -24,6 +27,8 @@ Invariants (both implementations):
   whose resumed stream was lost on its way to read again;
 - a round is run by one resume at a time (`claim`): the claim holds until its `until`
   (epoch seconds), after which a resume may take it again (the one that held it died);
+- a task question is held by one holder at a time: `hold_question` takes it only when nobody
+  holds it, its hold has lapsed, or the holder already holds it (then it is renewed);
 - items whose `expires_at` (epoch seconds) has passed read as absent;
 - a parked call is one item of at most `ITEM_LIMIT_CHARS` (DynamoDB's 400 KB): a park or an
   answer that would take it past that raises `CallTooLarge` and writes nothing.
@@ -150,6 +155,12 @@ class LegacySessionStore(Protocol):
         """The ids of the tasks the session created, oldest first (none if it made none)."""
         ...
 
+    def hold_question(self, task_id: str, key: str, holder: str, until: int) -> bool:
+        """Take (or, for its holder, renew) the delivery of task `task_id`'s outstanding
+        request `key` until `until` (epoch seconds); False (nothing written) if another
+        holder holds it still."""
+        ...
+
     def finish(
         self,
         ref: str,
@@ -175,6 +186,7 @@ class InMemoryLegacySessionStore:
         self._states: dict[str, tuple[SessionState, int]] = {}
         self._calls: dict[str, ParkedCall] = {}
         self._tasks: dict[str, tuple[list[str], int]] = {}
+        self._holds: dict[tuple[str, str], tuple[str, int]] = {}
 
     def _live_state(self, sid: str) -> SessionState:
         entry = self._states.get(sid)
@@ -260,6 +272,14 @@ class InMemoryLegacySessionStore:
         if entry is None or entry[1] <= self._clock():
             return []
         return list(entry[0])
+
+    def hold_question(self, task_id: str, key: str, holder: str, until: int) -> bool:
+        with self._lock:
+            held = self._holds.get((task_id, key))
+            if held is not None and held[1] > self._clock() and held[0] != holder:
+                return False
+            self._holds[(task_id, key)] = (holder, until)
+            return True
 
     def claim(self, ref: str, round: int, until: int) -> bool:
         with self._lock:

@@ -13,7 +13,13 @@ A function behind API Gateway can neither stream nor hold a request much past 29
   stream reported changes. The window ends as soon as it has delivered something (deployed,
   API Gateway hands the client a window only when it ends), when the task ends (then with the
   `tasks/result` response, under the original request's id), or after `window_ms`, polling the
-  task's head every `poll_ms` meanwhile;
+  task's head every `poll_ms` meanwhile. A window on a working task holds only while the task
+  is young (polled at its floor interval, the first 10 s with a 500 ms floor; see
+  `tasks.watch`): an older task's window sends what is new and ends, its `retry` being the
+  task's poll interval, which grows with its age. So a stream on a long task costs about what
+  polling it does, and no news is later than the poll step in force. A window on a task
+  waiting for input still holds: a 2025-11-25 client comes back on its `retry` timer, not when
+  it has answered, so the window waits for the answer's effect;
 - the client comes back after `retry` with `GET` and the last event id it saw. Every event id
   seals where the stream is (`Position`: task, the `tasks/result` request id, which of the
   outstanding requests it has sent, the status it last reported) to the session, so whichever
@@ -22,7 +28,9 @@ A function behind API Gateway can neither stream nor hold a request much past 29
 Each request's JSON-RPC id seals (session, task, input key, method): the client's answer, POSTed
 on its own, maps back with no lookup and takes the path of `tasks/update` (`LegacyTasks`
 routes it). The same key always gets the same id, so a request sent again after a lost stream
-is recognisable as the same one, and the first answer wins.
+is recognisable as the same one, and the first answer wins. A request is held for the
+stream's session before it is sent (`legacy.task_questions`): one another poller was sent
+(a `tasks/get` that carried it, another session's stream) waits until that hold lapses.
 """
 
 from __future__ import annotations
@@ -45,13 +53,13 @@ from mcp_tasks_aws.protocol.jsonrpc import (
     RequestId,
     error_message,
     notification_message,
-    request_message,
     result_message,
 )
 from mcp_tasks_aws.protocol.legacy import LegacySession
 from mcp_tasks_aws.protocol.transport import SseEvent
 from mcp_tasks_aws.server.legacy.questions import TASK_ROUTE, Resumable, StreamIds
-from mcp_tasks_aws.server.legacy.task_views import legacy_status, outcome_of, related, task_wire
+from mcp_tasks_aws.server.legacy.task_questions import TaskQuestions
+from mcp_tasks_aws.server.legacy.task_views import legacy_status, outcome_of, task_wire
 from mcp_tasks_aws.server.tasks import task_error
 from mcp_tasks_aws.tasks.exceptions import TaskNotFound
 from mcp_tasks_aws.tasks.model import TaskRecord
@@ -107,6 +115,7 @@ class TaskResults:
         self,
         service: TaskService,
         ids: StreamIds,
+        questions: TaskQuestions,
         *,
         window_ms: int = 20_000,
         poll_ms: int = 500,
@@ -116,6 +125,7 @@ class TaskResults:
     ) -> None:
         self.service = service
         self.ids = ids
+        self.questions = questions
         self.window_ms = window_ms
         self.poll_ms = poll_ms
         self.retry_ms = retry_ms
@@ -157,11 +167,14 @@ class TaskResults:
         self, resumable: Resumable, record: TaskRecord, position: Position
     ) -> Iterator[Any]:
         session, owner = resumable.session, resumable.principal
-        yield self._mark(session, position)
-        polls = PollWindow(self.window_ms, self.poll_ms, self.clock, self.sleep).polls()
+        hold_ms = self._hold_ms(record)
+        retry_ms = self.retry_ms if hold_ms else record.poll_interval_at(self.service.clock())
+        yield self._mark(session, position, retry_ms)
+        polls = PollWindow(hold_ms, self.poll_ms, self.clock, self.sleep).polls()
         current = record
+        held_elsewhere: set[str] = set()
         while True:
-            events, position = self._news(session, current, position)
+            events, position = self._news(session, current, position, held_elsewhere)
             yield from events
             if current.is_terminal:
                 yield self._final(current, position.request_id)
@@ -177,10 +190,25 @@ class TaskResults:
             if head.version != current.version:
                 current = self.service.load(owner, position.task_id)
 
+    def _hold_ms(self, record: TaskRecord) -> int:
+        """How long this window waits for news: the whole window, or for a working task only
+        while it is polled at its floor interval."""
+        until = record.polled_at_the_floor_until()
+        if record.visible_status != "working" or until is None:
+            return self.window_ms
+        return max(0, min(self.window_ms, until - self.service.clock()))
+
     def _news(
-        self, session: LegacySession, record: TaskRecord, position: Position
+        self,
+        session: LegacySession,
+        record: TaskRecord,
+        position: Position,
+        held_elsewhere: set[str],
     ) -> tuple[list[SseEvent], Position]:
-        """What this stream has not told the client yet: a status change, new requests."""
+        """What this stream has not told the client yet: a status change, new requests.
+
+        `held_elsewhere` collects the keys another poller holds, tried once per window (the
+        next window tries again: a hold lasts minutes, a window seconds)."""
         events: list[SseEvent] = []
         shown = legacy_status(record.visible_status, record.tool_error)
         if shown != position.status:
@@ -191,26 +219,20 @@ class TaskResults:
         digests = {key: key_digest(key) for key in outstanding}
         sent = position.sent & frozenset(digests.values())  # answered ones drop out
         for key in sorted(outstanding):
-            if digests[key] in sent:
+            if digests[key] in sent or key in held_elsewhere:
+                continue
+            if not self.questions.take(record.task_id, key, session.sid):
+                held_elsewhere.add(key)  # another poller was sent it: not ours to ask, for now
                 continue
             sent |= {digests[key]}
             position = position._replace(sent=sent)
             events.append(
                 SseEvent(
-                    self._request(session, record.task_id, key, outstanding[key]),
+                    self.questions.request(session, record.task_id, key, outstanding[key]),
                     event_id=self._event_id(session, position),
                 )
             )
         return events, position._replace(sent=sent)
-
-    def _request(
-        self, session: LegacySession, task_id: str, key: str, request: dict[str, Any]
-    ) -> dict[str, Any]:
-        method = str(request.get("method"))
-        params = dict(request.get("params") or {})
-        params["_meta"] = {**(params.get("_meta") or {}), **related(task_id)}
-        rid = self.ids.request_id(session, TASK_ROUTE, {"t": task_id, "k": key, "m": method})
-        return request_message(rid, method, params)
 
     def _final(self, record: TaskRecord, request_id: RequestId) -> dict[str, Any]:
         outcome = outcome_of(self.service.view(record))
@@ -222,9 +244,9 @@ class TaskResults:
     def _event_id(self, session: LegacySession, position: Position) -> str:
         return self.ids.event_id(session, TASK_ROUTE, position.payload())
 
-    def _mark(self, session: LegacySession, position: Position) -> SseEvent:
+    def _mark(self, session: LegacySession, position: Position, retry_ms: int) -> SseEvent:
         """The priming event: where the stream is, and how soon to come back."""
-        return SseEvent(None, event_id=self._event_id(session, position), retry_ms=self.retry_ms)
+        return SseEvent(None, event_id=self._event_id(session, position), retry_ms=retry_ms)
 
     @staticmethod
     def _guarded(position: Position, stream: Iterator[Any]) -> Iterator[Any]:

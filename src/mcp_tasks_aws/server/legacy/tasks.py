@@ -11,7 +11,10 @@ of the record and of the transition table (`legacy.task_views`):
   with a creator that keeps the asked `ttl` (at least `MIN_TTL_MS`, capped by the server's
   maximum) and answers the nested `CreateTaskResult`; a tool that never runs as a task
   (`taskSupport: forbidden`) answers -32601, as 2025-11-25 says;
-- `tasks/get` is one consistent read; `tasks/list` one page of the tasks *this session*
+- `tasks/get` is one consistent read; of a task waiting for input, from a session that can
+  answer its questions on `text/event-stream`, the answer also carries those questions not
+  sent to another poller (`legacy.task_questions`: for clients that never open `tasks/result`);
+- `tasks/list` is one page of the tasks *this session*
   created, newest first (the session keeps their ids, `legacy.sessions`; one batch read of
   the page's records), behind a sealed cursor that only its session can use. Scoped to the
   session, not the caller: without authentication every caller is one principal, and a task
@@ -70,6 +73,7 @@ from mcp_tasks_aws.tasks.service import TaskService
 from mcp_tasks_aws.tools.registry import TaskPolicy, ToolSpec
 
 if TYPE_CHECKING:
+    from mcp_tasks_aws.server.legacy.task_questions import TaskQuestions
     from mcp_tasks_aws.server.legacy.task_results import TaskResults
 
 logger = logging.getLogger(__name__)
@@ -166,7 +170,19 @@ class LegacyTasks:
     def results(self) -> TaskResults:
         from mcp_tasks_aws.server.legacy.task_results import TaskResults  # first use only
 
-        return TaskResults(self.service, self.ids, window_ms=self.window_ms, poll_ms=self.poll_ms)
+        return TaskResults(
+            self.service,
+            self.ids,
+            self.questions,
+            window_ms=self.window_ms,
+            poll_ms=self.poll_ms,
+        )
+
+    @cached_property
+    def questions(self) -> TaskQuestions:
+        from mcp_tasks_aws.server.legacy.task_questions import TaskQuestions  # first use only
+
+        return TaskQuestions(self.sessions, self.ids)
 
     def install(self) -> None:
         legacy = Era.LEGACY
@@ -210,7 +226,14 @@ class LegacyTasks:
         from mcp_tasks_aws.server.legacy.task_views import task_wire
 
         with answered_as_errors(Era.LEGACY):
-            return task_wire(self.service.load(call.principal, params.task_id))
+            record = self.service.load(call.principal, params.task_id)
+            resumable = resumable_of(call)
+            if resumable.accepts_stream and record.visible_status == "input_required":
+                # For clients that poll tasks/get and never open tasks/result: the task's
+                # questions on this answer's stream, before the answer (legacy.task_questions).
+                asked = self.questions.for_poll(resumable.session, record, call.capabilities)
+                call.notifications.extend(asked)
+            return task_wire(record)
 
     def list(self, call: Call, params: m.PaginatedParams) -> dict[str, Any]:
         from mcp_tasks_aws.server.legacy.task_views import listing_wire

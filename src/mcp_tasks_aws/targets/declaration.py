@@ -1,0 +1,257 @@
+"""The managed-tools declaration: one YAML (or JSON) file, checked, loaded into models.
+
+A declaration names existing AWS resources and how each becomes an MCP tool; the file format
+is `declaration.schema.json` (shipped beside this module), and `docs/managed.md` walks through
+it. Loading runs three checks, in order, and the first problem found is raised as ONE line
+naming the file, the tool and the field (:class:`DeclarationError`), never a traceback:
+
+1. the JSON Schema of the format (unknown fields, an unknown target kind, a missing name);
+2. what a schema cannot say: ARNs of the right service and shape, tool schemas that are JSON
+   Schema 2020-12 objects, URL placeholders that are arguments, auth with what it needs, a
+   task policy the target can honour;
+3. across tools: no two tools with one name, OpenAPI operations expanded (each needs an
+   `operationId`; see `targets.openapi`).
+
+What comes out is a :class:`Declaration` of pydantic models, every path resolved against the
+declaration's folder. Nothing here calls AWS or builds a tool: `targets.tools` does that.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any, Final
+
+from mcp_tasks_aws.targets.models import (
+    FUNCTION_ARN,
+    FUNCTION_NAME,
+    JSON_SCHEMA_2020_12,
+    REGION_PATTERN,
+    SECRET_ARN,
+    STATE_MACHINE_ARN,
+    TARGET_KINDS,
+    Auth,
+    AwsPlace,
+    Declaration,
+    DeclarationError,
+    HttpTarget,
+    LambdaTarget,
+    LocalUse,
+    OpenApiSource,
+    StateMachineTarget,
+    ToolDeclaration,
+    read_document,
+)
+from mcp_tasks_aws.targets.openapi import operation_tools
+
+SCHEMA_FILE: Final = Path(__file__).with_name("declaration.schema.json")
+
+__all__ = [
+    "Declaration",
+    "DeclarationError",
+    "ToolDeclaration",
+    "check_schema",
+    "check_tool",
+    "load_declaration",
+]
+
+
+# -- loading ---------------------------------------------------------------------------------
+
+
+@cache
+def _format_validator() -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(json.loads(SCHEMA_FILE.read_text(encoding="utf-8")))
+
+
+def load_declaration(path: str | Path, base: Path | None = None) -> Declaration:
+    """Read, check and load the declaration at `path` (relative to `base`, else the current
+    directory); DeclarationError says in one line what is wrong, and where."""
+    where = Path(path)
+    if not where.is_absolute():
+        where = (base or Path.cwd()) / where
+    file = str(path)
+    try:
+        data = read_document(where)
+    except FileNotFoundError:
+        raise DeclarationError(file, "file", "no such file") from None
+    except OSError as exc:
+        raise DeclarationError(file, "file", f"cannot be read ({_first_line(exc)})") from None
+    except Exception as exc:  # JSON or YAML syntax (yaml.YAMLError is no ValueError)
+        raise DeclarationError(file, "file", f"is not YAML or JSON ({_first_line(exc)})") from None
+    if not isinstance(data, dict):
+        raise DeclarationError(file, "file", "must hold a mapping (version, tools, ...)")
+    _check_format(file, data)
+    folder = where.parent
+    tools = [_tool(file, folder, raw) for raw in data.get("tools", [])]
+    for index, source in enumerate(data.get("openapi", [])):
+        tools += _openapi_tools(file, folder, index, source)
+    seen: set[str] = set()
+    for tool in tools:
+        if tool.name in seen:
+            raise DeclarationError(file, "name", "two tools have this name", tool=tool.name)
+        seen.add(tool.name)
+    return Declaration(
+        path=where,
+        name=data.get("name"),
+        aws=AwsPlace.model_validate(data.get("aws", {})),
+        local=LocalUse.model_validate(data.get("local", {})),
+        tools=tuple(tools),
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:200]
+
+
+def _check_format(file: str, data: dict[str, Any]) -> None:
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_format_validator().iter_errors(data))
+    if error is None:
+        return
+    path = list(error.absolute_path)
+    tool: str | None = None
+    if len(path) >= 2 and path[0] in ("tools", "openapi") and isinstance(path[1], int):
+        entry = data[path[0]][path[1]]
+        named = entry.get("name") if isinstance(entry, dict) else None
+        if path[0] == "tools":
+            tool = named if isinstance(named, str) else f"#{path[1] + 1}"
+        else:
+            tool = f"openapi #{path[1] + 1}"
+        path = path[2:]
+    field = ".".join(str(part) for part in path) or "(top level)"
+    raise DeclarationError(file, field, _problem(error, field), tool=tool)
+
+
+def _problem(error: Any, field: str) -> str:
+    keyword, expected, instance = error.validator, error.validator_value, error.instance
+    if field.endswith("kind") and keyword in ("enum", "const"):
+        return f"unknown target kind {instance!r} (one of: {', '.join(TARGET_KINDS)})"
+    if keyword == "enum":
+        return f"{instance!r} is not one of: {', '.join(str(v) for v in expected)}"
+    if keyword == "required" and isinstance(instance, dict):
+        missing = [name for name in expected if name not in instance]
+        return "missing " + ", ".join(repr(name) for name in missing)
+    if keyword == "additionalProperties" and isinstance(instance, dict):
+        known = set(error.schema.get("properties", {}))
+        return "unknown field " + ", ".join(repr(k) for k in instance if k not in known)
+    if keyword == "type":
+        return f"must be of type {expected}"
+    if keyword == "pattern":
+        return f"{instance!r} does not match {expected}"
+    if keyword == "const":
+        return f"must be {expected!r}"
+    return _first_line(error)
+
+
+def _tool(file: str, folder: Path, raw: dict[str, Any]) -> ToolDeclaration:
+    target = dict(raw["target"])
+    if target.get("kind") == "stateMachine" and "definition" in target:
+        target["definition"] = folder / str(target["definition"])
+    tool = ToolDeclaration.model_validate({**raw, "target": target})
+    check_tool(file, tool)
+    return tool
+
+
+def check_tool(file: str, tool: ToolDeclaration) -> None:
+    """What the format's schema cannot say about one tool (see the module docstring)."""
+
+    def fail(field: str, problem: str) -> DeclarationError:
+        return DeclarationError(file, field, problem, tool=tool.name)
+
+    check_schema(file, tool.name, "inputSchema", tool.input_schema)
+    if tool.output_schema is not None:
+        check_schema(file, tool.name, "outputSchema", tool.output_schema)
+    target = tool.target
+    policy = tool.task_policy
+    if isinstance(target, LambdaTarget):
+        if not (
+            FUNCTION_NAME.fullmatch(target.function) or FUNCTION_ARN.fullmatch(target.function)
+        ):
+            raise fail(
+                "target.function",
+                f"{target.function!r} is neither a function name nor a Lambda function ARN "
+                "(arn:aws:lambda:REGION:ACCOUNT:function:NAME[:QUALIFIER])",
+            )
+        if target.invocation == "task" and policy == "inline":
+            raise fail("task", "a Lambda target invoked as a task cannot be inline")
+    elif isinstance(target, StateMachineTarget):
+        if not STATE_MACHINE_ARN.fullmatch(target.arn):
+            raise fail(
+                "target.arn",
+                f"{target.arn!r} is not a state machine ARN "
+                "(arn:aws:states:REGION:ACCOUNT:stateMachine:NAME)",
+            )
+        if target.type == "STANDARD" and policy != "required":
+            raise fail("task", "a Standard state machine runs only as a task: use required")
+    else:
+        _check_http(file, tool, target)
+
+
+def _check_http(file: str, tool: ToolDeclaration, target: HttpTarget) -> None:
+    def fail(field: str, problem: str) -> DeclarationError:
+        return DeclarationError(file, field, problem, tool=tool.name)
+
+    if not target.url.startswith(("https://", "http://")):
+        raise fail("target.url", f"{target.url!r} is not an http(s) URL")
+    properties = tool.input_schema.get("properties", {})
+    for name in [*target.placeholders, *target.query, *target.header_arguments.values()]:
+        if name not in properties:
+            raise fail("target.url", f"{{{name}}} is not one of inputSchema's properties")
+    _check_auth(file, tool.name, "target.auth", target.auth)
+    if target.auth.type == "sigv4" and target.auth.region is None:
+        host = target.url.split("/")[2]
+        if not re.search(rf"\.{REGION_PATTERN}\.", host):
+            raise fail("target.auth.region", "sigv4 needs it: the URL names no AWS region")
+
+
+def _check_auth(file: str, tool: str, field: str, auth: Auth) -> None:
+    if auth.type in ("apiKey", "bearer"):
+        if auth.secret_arn is None:
+            raise DeclarationError(file, f"{field}.secretArn", f"{auth.type} needs it", tool=tool)
+        if not SECRET_ARN.fullmatch(auth.secret_arn):
+            raise DeclarationError(
+                file,
+                f"{field}.secretArn",
+                f"{auth.secret_arn!r} is not a Secrets Manager secret ARN",
+                tool=tool,
+            )
+
+
+def check_schema(file: str, tool: str, field: str, schema: dict[str, Any]) -> None:
+    """A tool's input or output schema must be a JSON Schema 2020-12 object schema."""
+    declared = schema.get("$schema")
+    if declared is not None and str(declared).rstrip("#") != JSON_SCHEMA_2020_12:
+        raise DeclarationError(
+            file, f"{field}.$schema", f"{declared!r} is not JSON Schema 2020-12", tool=tool
+        )
+    if schema.get("type") != "object":
+        raise DeclarationError(file, f"{field}.type", 'must be "object"', tool=tool)
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        inner = ".".join(str(p) for p in exc.absolute_path)
+        where = f"{field}.{inner}" if inner else field
+        raise DeclarationError(
+            file, where, f"not valid JSON Schema 2020-12 ({exc.validator} failed)", tool=tool
+        ) from None
+
+
+def _openapi_tools(
+    file: str, folder: Path, index: int, raw: dict[str, Any]
+) -> list[ToolDeclaration]:
+    source = OpenApiSource.model_validate({**raw, "document": folder / str(raw["document"])})
+    _check_auth(file, f"openapi #{index + 1}", "auth", source.auth)
+    tools = operation_tools(file, source)
+    for tool in tools:
+        check_tool(file, tool)
+    return tools

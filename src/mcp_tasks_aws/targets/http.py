@@ -1,0 +1,105 @@
+"""HTTP targets on the standard library: building a declared request, and sending it.
+
+No HTTP client is a runtime dependency (the Lambda package stays lean): `urllib.request` sends,
+with the target's timeout and redirects not followed (a redirect is an answer, as any 3xx).
+Only a request that got no answer raises (`TargetUnavailable`: refused, unreachable, timed
+out), naming the host.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from mcp_tasks_aws.targets.models import HttpTarget
+from mcp_tasks_aws.targets.ports import HttpAnswer, HttpRequest
+from mcp_tasks_aws.targets.templates import render
+from mcp_tasks_aws.tasks.exceptions import TargetUnavailable
+
+_WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
+
+
+def build_request(
+    target: HttpTarget, arguments: Mapping[str, Any], extra: Mapping[str, Any]
+) -> HttpRequest:
+    """The request a call makes (auth not applied yet): URL placeholders percent-encoded,
+    query parameters, header arguments, and the JSON body."""
+    used: set[str] = set()
+
+    def placeholder(name: str) -> str:
+        used.add(name)
+        value = arguments.get(name, "")
+        text = value if isinstance(value, str) else json.dumps(value)
+        return urllib.parse.quote(text, safe="")
+
+    url = target.url
+    for name in target.placeholders:
+        url = url.replace("{" + name + "}", placeholder(name))
+    query = []
+    for name in target.query:
+        used.add(name)
+        if name in arguments and arguments[name] is not None:
+            value = arguments[name]
+            values = value if isinstance(value, list) else [value]
+            query += [(name, _query_text(item)) for item in values]
+    if query:
+        url += ("&" if "?" in url else "?") + urllib.parse.urlencode(query)
+    headers = {"accept": "application/json", **{k.lower(): v for k, v in target.headers.items()}}
+    for header, name in target.header_arguments.items():
+        used.add(name)
+        if name in arguments and arguments[name] is not None:
+            headers[header.lower()] = _query_text(arguments[name])
+    body: bytes | None = None
+    if target.body is not None:
+        document = render(target.body, {**arguments, **extra, "arguments": dict(arguments)})
+        body = json.dumps(document).encode()
+    elif target.body_argument is not None:
+        if target.body_argument in arguments:
+            body = json.dumps(arguments[target.body_argument]).encode()
+    elif target.method in _WITH_BODY:
+        rest = {k: v for k, v in arguments.items() if k not in used}
+        body = json.dumps(rest).encode()
+    if body is not None:
+        headers["content-type"] = "application/json"
+    return HttpRequest(target.method, url, headers, body, target.timeout_seconds)
+
+
+def _query_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def _opener() -> Callable[..., Any]:
+    return urllib.request.build_opener(_NoRedirects).open
+
+
+def send(request: HttpRequest) -> HttpAnswer:
+    """Send `request`; every status is an answer. TargetUnavailable when none came."""
+    host = urllib.parse.urlsplit(request.url).netloc
+    prepared = urllib.request.Request(  # noqa: S310 - declared http(s) URLs only
+        request.url, data=request.body, headers=request.headers, method=request.method
+    )
+    try:
+        with _opener()(prepared, timeout=request.timeout_s) as response:
+            return HttpAnswer(response.status, dict(response.headers.items()), response.read())
+    except urllib.error.HTTPError as exc:  # a status outside 2xx is an answer
+        with exc:
+            return HttpAnswer(exc.code, dict(exc.headers.items()), exc.read())
+    except TimeoutError:
+        raise TargetUnavailable(f"HTTP target {host}", "Timeout", "no answer in time") from None
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        code = type(reason).__name__ if isinstance(reason, BaseException) else "URLError"
+        raise TargetUnavailable(f"HTTP target {host}", code) from None
+    except OSError as exc:
+        raise TargetUnavailable(f"HTTP target {host}", type(exc).__name__) from None

@@ -1,0 +1,81 @@
+"""What a target answered, as the CallToolResult a client reads.
+
+- A value (a function's payload, an execution's output, a JSON response): JSON text, and
+  `structuredContent` when the tool declares an `outputSchema` (checked against it: a value
+  that does not match is a tool error saying so, never a result that lies about its shape).
+- A Lambda function error: `isError`, with the function's error type and message.
+- A non-2xx HTTP answer: `isError`, with the status and the body cut to `BODY_CHARS`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from mcp_tasks_aws.tools.specs import text_result
+
+BODY_CHARS: Final = 1000
+ERROR_CHARS: Final = 2000
+
+
+def value_result(tool: str, value: Any, output_schema: dict[str, Any] | None) -> dict[str, Any]:
+    """The result of a target that answered `value` (parsed JSON, or text)."""
+    text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+    result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+    if output_schema is None:
+        return result
+    problem = _mismatch(value, output_schema)
+    if problem is not None:
+        return text_result(
+            f"Tool {tool}: its target answered a value that does not match the declared "
+            f"outputSchema ({problem})",
+            is_error=True,
+        )
+    result["structuredContent"] = value
+    return result
+
+
+def _mismatch(value: Any, schema: dict[str, Any]) -> str | None:
+    if not isinstance(value, dict):
+        return f"expected an object, got {type(value).__name__}"
+    from jsonschema import Draft202012Validator
+
+    error = next(iter(Draft202012Validator(schema).iter_errors(value)), None)
+    if error is None:
+        return None
+    where = ".".join(str(p) for p in error.absolute_path) or "the result"
+    return f"at {where}: {error.validator} failed"
+
+
+def function_error_result(function: str, payload: bytes) -> dict[str, Any]:
+    """A function that raised: its error type and message, as Lambda reports them."""
+    try:
+        error = json.loads(payload or b"{}")
+    except ValueError:
+        error = {}
+    if not isinstance(error, dict):
+        error = {}
+    kind = str(error.get("errorType") or "Error")
+    message = str(error.get("errorMessage") or "").strip()
+    text = f"Lambda function {function} failed: {kind}" + (f": {message}" if message else "")
+    return text_result(text[:ERROR_CHARS], is_error=True)
+
+
+def http_error_result(method: str, url: str, status: int, body: bytes) -> dict[str, Any]:
+    """A non-2xx answer: the status and the start of the body (the query string left out)."""
+    shown = url.split("?", 1)[0]
+    text = body.decode("utf-8", "replace")
+    cut = text[:BODY_CHARS] + ("…" if len(text) > BODY_CHARS else "")
+    message = f"HTTP {status} from {method} {shown}" + (f": {cut}" if cut.strip() else "")
+    return text_result(message, is_error=True)
+
+
+def parsed(payload: bytes, content_type: str | None = None) -> Any:
+    """A payload as JSON when it is JSON (or said to be), else as text."""
+    text = payload.decode("utf-8", "replace")
+    if content_type is not None and "json" not in content_type.lower():
+        return text
+    try:
+        return json.loads(text) if text.strip() else None
+    except ValueError:
+        return text

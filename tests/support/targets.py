@@ -1,0 +1,223 @@
+"""What the managed-target tests share: declarations written on the fly, a fake of the calls
+declared tools make (`targets.ports.TargetCalls`) and of the workflows port, both recording
+what they were asked, and `Flow`: a declared Standard machine's tool over the in-memory task
+domain (service, doors, worker)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mcp_tasks_aws.targets.ports import HttpAnswer, HttpRequest, Invoked, SyncRun
+from mcp_tasks_aws.targets.tools import bindings_of, declared_tools
+from mcp_tasks_aws.tasks.exceptions import TargetUnavailable
+from mcp_tasks_aws.tasks.legs import LegRunner
+from mcp_tasks_aws.tasks.memory import InMemoryTaskStore
+from mcp_tasks_aws.tasks.model import TaskRecord
+from mcp_tasks_aws.tasks.reconcile import settle_workflow_end
+from mcp_tasks_aws.tasks.service import TaskService
+from mcp_tasks_aws.tasks.workflow import WorkflowDoors
+from mcp_tasks_aws.tools.registry import ToolSet
+from support.clock import Clock
+from support.domain import ALICE, CAPABILITIES, START_MS, RecordingRunner, ResultBucket
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "managed" / "tools.yaml"
+MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:approve"
+SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:api-key-AbCdEf"
+OBJECT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+DONE = {"type": "object", "properties": {"done": {"type": "boolean"}}, "required": ["done"]}
+QUESTION = {
+    "method": "elicitation/create",
+    "params": {"mode": "form", "message": "Deploy?", "requestedSchema": DONE},
+}
+
+
+def tool(name: str, target: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    """One tool entry of a declaration."""
+    return {
+        "name": name,
+        "description": f"The {name} tool.",
+        "inputSchema": OBJECT,
+        "target": target,
+        **fields,
+    }
+
+
+def write(folder: Path, *tools: dict[str, Any], name: str = "tools.yaml", **top: Any) -> Path:
+    """A declaration file in `folder` holding `tools` (and other top-level keys)."""
+    path = folder / name
+    document = {"version": 1, "tools": list(tools), **top}
+    text = json.dumps(document) if name.endswith(".json") else yaml.safe_dump(document)
+    path.write_text(text)
+    return path
+
+
+@dataclass
+class FakeCalls:
+    """TargetCalls that answer from tables and record each call."""
+
+    functions: dict[str, Callable[[Any], Any]] = field(default_factory=dict)
+    express: dict[str, Callable[[Any], SyncRun]] = field(default_factory=dict)
+    http: Callable[[HttpRequest], HttpAnswer] | None = None
+    secrets: dict[str, str] = field(default_factory=dict)
+    unavailable: dict[str, str] = field(default_factory=dict)
+    """Target (function name, machine ARN, host) -> the AWS error code its call raises."""
+    calls: list[tuple[str, Any]] = field(default_factory=list)
+
+    def invoke(self, function: str, qualifier: str | None, payload: bytes) -> Invoked:
+        self.calls.append(("invoke", (function, qualifier, json.loads(payload))))
+        if function in self.unavailable:
+            raise TargetUnavailable(f"Lambda function {function}", self.unavailable[function])
+        try:
+            value = self.functions[function](json.loads(payload))
+        except Exception as exc:
+            error = {"errorType": type(exc).__name__, "errorMessage": str(exc)}
+            return Invoked(json.dumps(error).encode(), "Unhandled")
+        return Invoked(json.dumps(value).encode())
+
+    def run_express(self, machine_arn: str, payload: str) -> SyncRun:
+        self.calls.append(("run_express", (machine_arn, json.loads(payload))))
+        if machine_arn in self.unavailable:
+            raise TargetUnavailable(f"State machine {machine_arn}", self.unavailable[machine_arn])
+        return self.express[machine_arn](json.loads(payload))
+
+    def secret(self, secret_arn: str) -> str:
+        self.calls.append(("secret", secret_arn))
+        return self.secrets[secret_arn]
+
+    def sign(self, request: HttpRequest, service: str, region: str) -> HttpRequest:
+        self.calls.append(("sign", (service, region)))
+        signed = f"AWS4-HMAC-SHA256 Credential=test/{region}/{service}"
+        return request._replace(headers={**request.headers, "authorization": signed})
+
+    def fetch(self, request: HttpRequest) -> HttpAnswer:
+        self.calls.append(("fetch", request))
+        assert self.http is not None, "no HTTP answers set"
+        return self.http(request)
+
+
+def bound(path: Path | str, calls: FakeCalls) -> ToolSet:
+    """The declaration's tool set with its calls going to `calls`."""
+    toolset = declared_tools(path)
+    for binding in bindings_of(toolset):
+        binding.bind(calls)
+    return toolset
+
+
+def json_answer(status: int, body: Any) -> HttpAnswer:
+    return HttpAnswer(status, {"Content-Type": "application/json"}, json.dumps(body).encode())
+
+
+@dataclass
+class RecordingWorkflows:
+    """`tasks.ports.Workflows` that records each call; a token works once, as on AWS."""
+
+    calls: list[tuple[str, Any]] = field(default_factory=list)
+    used_tokens: set[str] = field(default_factory=set)
+    outputs: dict[str, str] = field(default_factory=dict)
+    unavailable: str | None = None
+    """The AWS error code the next start raises (TargetUnavailable), if any."""
+    failing: set[str] = field(default_factory=set)
+    """Calls that raise the next time they are made (an AWS fault)."""
+
+    def _record(self, name: str, subject: Any) -> None:
+        self.calls.append((name, subject))
+        if name in self.failing:
+            self.failing.discard(name)
+            raise RuntimeError(f"injected {name} fault")
+
+    def start(self, machine_arn: str, name: str, payload: dict[str, Any]) -> str:
+        self._record("start", (machine_arn, name, payload))
+        if self.unavailable is not None:
+            raise TargetUnavailable(f"State machine {machine_arn}", self.unavailable)
+        return machine_arn.replace(":stateMachine:", ":execution:") + f":{name}"
+
+    def stop(self, execution_arn: str) -> None:
+        self._record("stop", execution_arn)
+
+    def _use(self, token: str) -> bool:
+        if token in self.used_tokens:
+            return False
+        self.used_tokens.add(token)
+        return True
+
+    def answer(self, task_token: str, output: Any) -> bool:
+        self._record("answer", (task_token, output))
+        return self._use(task_token)
+
+    def refuse(self, task_token: str, error: str, cause: str) -> bool:
+        self._record("refuse", (task_token, error))
+        return self._use(task_token)
+
+    def output(self, execution_arn: str) -> str | None:
+        self._record("output", execution_arn)
+        return self.outputs.get(execution_arn)
+
+    def named(self, name: str) -> list[Any]:
+        return [subject for call, subject in self.calls if call == name]
+
+
+@dataclass
+class Flow:
+    """A declared Standard machine's tool, the task service and doors around it."""
+
+    toolset: ToolSet
+    clock: Clock = field(default_factory=lambda: Clock(START_MS))
+    runner: RecordingRunner = field(default_factory=RecordingRunner)
+    workflows: RecordingWorkflows = field(default_factory=RecordingWorkflows)
+    results: ResultBucket = field(default_factory=ResultBucket)
+
+    def __post_init__(self) -> None:
+        self.store = InMemoryTaskStore(clock=self.clock)
+        self.service = TaskService(
+            self.store,
+            self.runner,
+            workflows=self.workflows,
+            results=self.results,
+            clock=self.clock,
+        )
+        self.doors = WorkflowDoors(self.store, clock=self.clock)
+        self.legs = LegRunner(
+            self.store,
+            self.runner,
+            self.toolset,
+            results=self.results,
+            clock=self.clock,
+        )
+
+    def create(self, arguments: dict[str, Any] | None = None, **kwargs: Any) -> TaskRecord:
+        spec = self.toolset.tools["deploy"]
+        capabilities = kwargs.pop("capabilities", CAPABILITIES)
+        return self.service.create(ALICE, spec, arguments or {"text": "v1"}, capabilities)
+
+    def record(self, task_id: str) -> TaskRecord:
+        record = self.store.get(task_id)
+        assert record is not None
+        return record
+
+    def ask(self, record: TaskRecord, token: str = "token-1") -> str:
+        assert record.execution_arn is not None
+        return self.doors.ask(record.task_id, record.execution_arn, token, QUESTION)
+
+    def settle(self, record: TaskRecord, status: str, **details: Any) -> str:
+        assert record.execution_arn is not None
+        return self.settle_run(record.task_id, record.execution_arn, status, **details)
+
+    def settle_run(self, task_id: str, execution_arn: str, status: str, **details: Any) -> str:
+        """The reconciler on the status-change event of execution `execution_arn`."""
+        return settle_workflow_end(
+            self.legs, self.workflows, task_id, execution_arn, status, **details
+        )
+
+
+def flow_of(folder: Path, **target: Any) -> Flow:
+    """A Flow whose tool `deploy` runs the Standard machine MACHINE (`Rejected` a tool error)."""
+    outputs = target.pop("outputSchema", None)
+    spec = {"kind": "stateMachine", "arn": MACHINE, "toolErrors": ["Rejected"], **target}
+    fields = {"outputSchema": outputs} if outputs else {}
+    return Flow(declared_tools(write(folder, tool("deploy", spec, **fields))))
