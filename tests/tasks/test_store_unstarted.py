@@ -78,3 +78,16 @@ def test_unstarted_stops_at_the_limit(store: TaskStore) -> None:
     for i in range(40):
         created(store, base + i)
     assert len(store.unstarted(base + 1000, limit=7)) == 7
+
+
+def test_a_declared_workflows_task_is_never_unstarted(store: TaskStore) -> None:
+    # Its own execution runs it, for as long as the workflow takes, writing nothing: it must
+    # not fill the index the sweeper reads (nor be judged stranded).
+    base = T0 + 2 * 10**9
+    arn = "arn:aws:states:us-east-1:123456789012:execution:deploy:t"
+    workflow = created(store, base + 1, execution_arn=arn)
+    assert store.apply(workflow, *t.report(0, "approving", base + 2))
+    plain = created(store, base + 3)
+    found = set(store.unstarted(base + 100, limit=1000))
+    assert plain in found
+    assert workflow not in found

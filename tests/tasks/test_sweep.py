@@ -303,6 +303,8 @@ NOW = 10**13
         ({"status": "completed"}, False),
         ({"status": "cancelled"}, False),
         ({"created_at": NOW - 2 * BOUND_MS, "ttl_ms": BOUND_MS}, False),  # expired
+        # a declared workflow's task: its own execution runs it (for hours, unwritten)
+        ({"execution_arn": "arn:aws:states:us-east-1:1:execution:deploy:t"}, False),
     ],
 )
 def test_is_stranded(overrides: dict[str, Any], stranded: bool) -> None:

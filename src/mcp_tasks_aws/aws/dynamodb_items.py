@@ -93,7 +93,8 @@ def encode(record: TaskRecord) -> dict[str, Any]:
         item["pollIntervalMaxMs"] = number(record.poll_interval_max_ms)
     if record.asked_keys:
         item["askedKeys"] = {"SS": sorted(record.asked_keys)}
-    if record.status in ACTIVE_STATUSES and record.leg == 0:
+    # A declared workflow's task is its execution's from the start: never a sweep candidate.
+    if record.status in ACTIVE_STATUSES and record.leg == 0 and record.execution_arn is None:
         item[UNSTARTED_SHARD] = string(record.task_id[:1])
     if record.held_by != "execution":  # absent reads as execution (items from before)
         item["heldBy"] = string(record.held_by)

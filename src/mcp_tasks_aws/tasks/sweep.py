@@ -12,6 +12,7 @@ A task is stranded when, read consistently:
 - it was last updated longer than `stranded_after_ms` ago, more than a leg may run (a first
   leg that reports keeps it fresh; a direct event delayed that long is dropped: its claim
   finds the task failed);
+- it is not a declared workflow's task (`execution_arn`: that workflow's execution runs it);
 - no execution runs it (`Runner.is_running`; a task its direct leg created, still at leg 0,
   cannot have one, so nothing is asked).
 A claimed direct leg still running is never a candidate: its claim stamps no update time, so
@@ -63,8 +64,12 @@ class SweepIncomplete(RuntimeError):
 
 def is_stranded(record: TaskRecord, now: int, stranded_after_ms: int) -> bool:
     """Whether, from the record alone, no leg holds the task and it was left long enough."""
+    # A declared workflow's task (`execution_arn`) is run by that workflow's execution, which
+    # may go hours without writing to it; its end reaches the reconciler (the workflow-ends
+    # rule), and a workflow that never started was failed at its start. Not the sweeper's.
     return (
         record.unheld
+        and record.execution_arn is None
         and record.updated_at <= now - stranded_after_ms
         and not record.is_expired(now)
     )
