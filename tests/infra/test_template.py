@@ -257,7 +257,7 @@ COMMON_RESOURCES = {
     "AWS::IAM::Role": 6,
     "AWS::Lambda::Permission": 3,
     "AWS::StepFunctions::StateMachine": 1,
-    "AWS::Logs::LogGroup": 6,  # the state machine's, the four functions', API access logs
+    "AWS::Logs::LogGroup": 7,  # the state machine's, the five functions', API access logs
     "AWS::DynamoDB::Table": 1,
     "AWS::S3::Bucket": 1,
     "AWS::ApiGatewayV2::Api": 1,

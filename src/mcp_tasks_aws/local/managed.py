@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
+import sys
 import threading
 import time
 import urllib.parse
@@ -173,6 +175,11 @@ def _start_one(
 
 
 def _module(file: str, name: str) -> Any:
+    # The stand-ins' module is named from the current directory (as `make run` imports a
+    # tools module), whoever started the stack (the CLI, a test, the interop runner).
+    here = os.getcwd()
+    if "" not in sys.path and here not in sys.path:
+        sys.path.insert(0, here)
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
