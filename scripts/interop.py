@@ -289,6 +289,23 @@ def inspector_handle_checks(node: Path, modules: Path, url: str) -> list[dict[st
             "detail": detail,
         }
     )
+    steps = []
+    try:
+        first = call("long_compute", {"label": "inspector"})
+        words = _follow_text(call, first, steps)
+        ok = (first.get("structuredContent") or {}).get("status") == "working"
+        ok = ok and words == "Computed inspector after 2s." and steps[:1] == ["task_status"]
+        detail = None if ok else f"{steps}: {words[-400:]}"
+    except (RuntimeError, ValueError, KeyError) as exc:
+        ok, detail = False, f"{steps}: {exc}"
+    results.append(
+        {
+            "check": "inspector legacy: a long optional tool answers with a handle, and "
+            "task_status brings its result",
+            "ok": ok,
+            "detail": detail,
+        }
+    )
     return results
 
 

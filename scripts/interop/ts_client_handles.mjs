@@ -105,6 +105,14 @@ async function run(era) {
   );
   check(`${era}: task_status answers the tool's own result`, textOf(confirmed) === `Deleted ${file}.`, confirmed);
 
+  // An optional tool declared longer than the inline budget: a handle too, not an inline run.
+  const long = await client.callTool({ name: "long_compute", arguments: { label: `ts2-${era}` } });
+  const longDone = await follow(client, long);
+  check(
+    `${era}: a long optional tool answers with a handle, and task_status brings its result`,
+    long.structuredContent?.status === "working" && textOf(longDone) === `Computed ts2-${era} after 2s.`,
+    { long, longDone },
+  );
   const failed = await follow(client, await client.callTool({ name: "protocol_error_job", arguments: {} }));
   check(
     `${era}: a failed task is a tool error with the JSON-RPC code and message`,

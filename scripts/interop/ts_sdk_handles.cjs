@@ -103,6 +103,15 @@ async function main() {
   check("the task's question reaches the client's elicitation handler", asked.includes("Delete handle.txt?"), asked);
   check("task_status answers the tool's own result", textOf(confirmed) === "Deleted handle.txt.", confirmed);
 
+  // An optional tool declared longer than the inline budget: a handle too, not an inline run.
+  const long = await client.callTool({ name: "long_compute", arguments: { label: "ts-sdk" } });
+  const longDone = await follow(client, long);
+  check(
+    "a long optional tool answers with a handle, and task_status brings its result",
+    long.structuredContent?.status === "working" && textOf(longDone) === "Computed ts-sdk after 2s.",
+    { long, longDone },
+  );
+
   const failed = await follow(client, await client.callTool({ name: "protocol_error_job", arguments: {} }));
   check(
     "a failed task is a tool error with the JSON-RPC code and message",
