@@ -44,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -513,10 +514,22 @@ def main() -> int:
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     managed_env = {**os.environ, "MCP_TASKS_TOOLS": str(ROOT / MANAGED_EXAMPLE)}
-    with EmbeddedStack(host="127.0.0.1", port=0, env=managed_env) as stack:
-        results += driver_checks("ts-sdk", node, TS_MANAGED_DRIVER, modules, stack.url)
-        results += driver_checks("ext-tasks", node, EXT_TASKS_MANAGED_DRIVER, modules, stack.url)
-        results += inspector_managed_checks(node, modules, stack.url)
+    # The three clients side by side: each runs its own workflows' tasks, and most of their
+    # time is spent waiting out poll intervals (up to the example's 30 s while a task waits
+    # for its approval), not computing; results keep this order.
+    with (
+        EmbeddedStack(host="127.0.0.1", port=0, env=managed_env) as stack,
+        ThreadPoolExecutor(max_workers=3) as pool,
+    ):
+        groups = [
+            pool.submit(driver_checks, "ts-sdk", node, TS_MANAGED_DRIVER, modules, stack.url),
+            pool.submit(
+                driver_checks, "ext-tasks", node, EXT_TASKS_MANAGED_DRIVER, modules, stack.url
+            ),
+            pool.submit(inspector_managed_checks, node, modules, stack.url),
+        ]
+        for group in groups:
+            results += group.result()
     failed = [r for r in results if not r["ok"]]
     for result in results:
         mark = "ok  " if result["ok"] else "FAIL"
