@@ -44,6 +44,18 @@ def client_calls(path: Path) -> set[str]:
             and node.attr != "meta"
         ):
             found.add(node.attr)
+    # Module helpers an adapter hands its client (`aws.stepfunctions.send_task_success`).
+    for function in ast.parse(path.read_text()).body:
+        if isinstance(function, ast.FunctionDef) and any(
+            a.arg == "client" for a in function.args.args
+        ):
+            for node in ast.walk(function):
+                if (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id == "client"
+                ):
+                    found.add(node.attr)
     return found
 
 

@@ -1294,11 +1294,50 @@ def self_attribute_call(node: ast.AST, owner: str) -> str | None:
     return None
 
 
+def client_helpers(relative: str) -> dict[str, set[str]]:
+    """Module function -> the client methods it calls on its `client` parameter (helpers an
+    adapter hands `self.client`, e.g. `aws.stepfunctions.send_task_success`)."""
+    helpers: dict[str, set[str]] = {}
+    for node in parse(relative).body:
+        if isinstance(node, ast.FunctionDef) and any(a.arg == "client" for a in node.args.args):
+            helpers[node.name] = {
+                n.func.attr
+                for n in ast.walk(node)
+                if isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and isinstance(n.func.value, ast.Name)
+                and n.func.value.id == "client"
+            }
+    return helpers
+
+
+def helper_calls(node: ast.AST, helpers: dict[str, set[str]]) -> set[str]:
+    """The client methods reached through `helper(self.client, ...)` calls under node."""
+    found: set[str] = set()
+    for n in ast.walk(node):
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Name)
+            and n.func.id in helpers
+            and n.args
+            and isinstance(n.args[0], ast.Attribute)
+            and n.args[0].attr == "client"
+        ):
+            found |= helpers[n.func.id]
+    return found
+
+
 def adapter_operations(adapter: str) -> dict[str, set[str]]:
-    """Method -> the client methods it calls, following calls to other methods of the class."""
+    """Method -> the client methods it calls, following calls to other methods of the class
+    and to module helpers of the adapters handed `self.client`."""
     relative, _service = ADAPTERS[adapter]
     cls = find(parse(relative), adapter)
     assert isinstance(cls, ast.ClassDef)
+    helpers = {
+        name: ops
+        for module in {module for module, _ in ADAPTERS.values()}
+        for name, ops in client_helpers(module).items()
+    }
     direct: dict[str, set[str]] = {}
     internal: dict[str, set[str]] = {}
     for method in cls.body:
@@ -1306,6 +1345,7 @@ def adapter_operations(adapter: str) -> dict[str, set[str]]:
             continue
         nodes = list(ast.walk(method))
         direct[method.name] = {m for n in nodes if (m := self_attribute_call(n, "client"))}
+        direct[method.name] |= helper_calls(method, helpers)
         internal[method.name] = {m for n in nodes if (m := self_attribute_call(n, ""))}
     closed: dict[str, set[str]] = {}
     for name in direct:

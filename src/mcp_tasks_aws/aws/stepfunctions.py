@@ -18,11 +18,36 @@ from mcp_tasks_aws.aws.errors import client_error_code, transient_as_busy
 if TYPE_CHECKING:
     from mypy_boto3_stepfunctions.client import SFNClient
 
-_STALE_TOKEN = {"TaskTimedOut", "TaskDoesNotExist", "InvalidToken", "ExecutionDoesNotExist"}
+STALE_TOKEN = {"TaskTimedOut", "TaskDoesNotExist", "InvalidToken", "ExecutionDoesNotExist"}
 
 
 def _code(exc: Exception) -> str | None:
     return client_error_code(exc)
+
+
+def send_task_success(client: Any, task_token: str, output: Any) -> bool:
+    """SendTaskSuccess with `output` as JSON; False when the token is stale (the waiting
+    state timed out or its execution ended). Throttling and 5xx raise `Throttled`."""
+    try:
+        with transient_as_busy():
+            client.send_task_success(taskToken=task_token, output=json.dumps(output))
+    except Exception as exc:
+        if _code(exc) in STALE_TOKEN:
+            return False
+        raise
+    return True
+
+
+def send_task_failure(client: Any, task_token: str, error: str, cause: str) -> bool:
+    """SendTaskFailure; False when the token is stale, as `send_task_success`."""
+    try:
+        with transient_as_busy():
+            client.send_task_failure(taskToken=task_token, error=error, cause=cause)
+    except Exception as exc:
+        if _code(exc) in STALE_TOKEN:
+            return False
+        raise
+    return True
 
 
 class StepFunctionsRunner:
@@ -46,14 +71,7 @@ class StepFunctionsRunner:
                 raise
 
     def _send_success(self, task_token: str, output: dict[str, Any]) -> bool:
-        try:
-            with transient_as_busy():
-                self.client.send_task_success(taskToken=task_token, output=json.dumps(output))
-        except Exception as exc:
-            if _code(exc) in _STALE_TOKEN:
-                return False
-            raise
-        return True
+        return send_task_success(self.client, task_token, output)
 
     def resume(self, task_token: str, wait_seconds: int) -> bool:
         return self._send_success(task_token, {"outcome": "resume", "timeoutSeconds": wait_seconds})
@@ -62,16 +80,9 @@ class StepFunctionsRunner:
         return self._send_success(task_token, {"outcome": "done", "timeoutSeconds": 1})
 
     def interrupt(self, task_token: str) -> bool:
-        try:
-            with transient_as_busy():
-                self.client.send_task_failure(
-                    taskToken=task_token, error="TaskCancelled", cause="Cancelled by the client"
-                )
-        except Exception as exc:
-            if _code(exc) in _STALE_TOKEN:
-                return False
-            raise
-        return True
+        return send_task_failure(
+            self.client, task_token, "TaskCancelled", "Cancelled by the client"
+        )
 
     def is_running(self, task_id: str) -> bool:
         try:

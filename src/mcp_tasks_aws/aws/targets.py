@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from mcp_tasks_aws.aws.clients import Clients
 from mcp_tasks_aws.aws.errors import client_error_code
+from mcp_tasks_aws.aws.stepfunctions import send_task_failure, send_task_success
 from mcp_tasks_aws.targets.ports import HttpAnswer, HttpRequest, Invoked, SyncRun
 from mcp_tasks_aws.tasks.exceptions import TargetUnavailable
 from mcp_tasks_aws.tasks.workflow import execution_arn_for
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from mypy_boto3_stepfunctions.client import SFNClient
 
 SECRET_CACHE_S: Final = 300
-_STALE_TOKEN: Final = {"TaskTimedOut", "TaskDoesNotExist", "InvalidToken", "ExecutionDoesNotExist"}
 _NOT_RUNNING: Final = {"ExecutionDoesNotExist", "ExecutionNotRunning"}
 
 
@@ -149,22 +149,10 @@ class StepFunctionsWorkflows:
                 raise
 
     def answer(self, task_token: str, output: Any) -> bool:
-        try:
-            self.client.send_task_success(taskToken=task_token, output=json.dumps(output))
-        except Exception as exc:
-            if client_error_code(exc) in _STALE_TOKEN:
-                return False
-            raise
-        return True
+        return send_task_success(self.client, task_token, output)
 
     def refuse(self, task_token: str, error: str, cause: str) -> bool:
-        try:
-            self.client.send_task_failure(taskToken=task_token, error=error, cause=cause)
-        except Exception as exc:
-            if client_error_code(exc) in _STALE_TOKEN:
-                return False
-            raise
-        return True
+        return send_task_failure(self.client, task_token, error, cause)
 
     def output(self, execution_arn: str) -> str | None:
         answer = self.client.describe_execution(executionArn=execution_arn)
