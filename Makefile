@@ -9,6 +9,7 @@ STAMP := $(VENV)/.installed
 .PHONY: install run test unit lint conformance interop bench build deploy clean
 
 $(STAMP): pyproject.toml
+	@echo "installing mcp-tasks-aws and its development tools into $(VENV) (pip, about a minute; once, and again when pyproject.toml changes)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev]"

@@ -278,7 +278,17 @@ def parse_arguments(words: Sequence[str], input_schema: dict[str, Any] | None) -
             raise ArgumentError(f"{key}: {exc}") from None
     missing = [k for k in schema.get("required") or [] if k not in arguments]
     if missing:
-        raise ArgumentError("missing required argument(s): " + ", ".join(missing))
+        problem = "missing required argument(s): " + ", ".join(missing)
+        # A required argument is most often missing because it was misspelt: name the typo.
+        unknown = unknown_names(schema, arguments)
+        if unknown:
+            guess = closest_name(unknown[0], missing) or closest_name(unknown[0], properties)
+            if guess is not None:
+                problem += f"; unknown argument {unknown[0]!r}: did you mean {guess!r}?"
+            else:
+                known = ", ".join(properties) or "none"
+                problem += f"; unknown argument {unknown[0]!r} (the tool takes: {known})"
+        raise ArgumentError(problem)
     return arguments
 
 
