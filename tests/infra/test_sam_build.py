@@ -5,6 +5,7 @@ the template's default, in that order; and the functions' environment is the dep
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -14,6 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _sam_build() -> ModuleType:
+    if str(ROOT / "scripts") not in sys.path:  # it imports sam_tools, as `python scripts/…` does
+        sys.path.insert(0, str(ROOT / "scripts"))
     spec = importlib.util.spec_from_file_location("sam_build", ROOT / "scripts" / "sam_build.py")
     assert spec is not None
     assert spec.loader is not None
@@ -97,3 +100,40 @@ def test_only_unchecked_hash_bytecode_counts_as_compiled(tmp_path: Path) -> None
 
     assert sorted(p.parent.name for p in missing) == ["checked", "none", "timestamp"]
     assert sam_build.uncompiled(package, ("mcp_tasks_aws",), "cpython-0") != []
+
+
+def test_the_smoke_test_imports_every_functions_handler_from_the_template(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The list of functions comes from template.yaml (it once missed handlers.sweep)."""
+    import json
+    import subprocess
+
+    from mcp_tasks_aws.local.template import load_template
+
+    template = load_template(ROOT / "template.yaml")
+    declared = {
+        logical: spec["Properties"]["Handler"]
+        for logical, spec in template["Resources"].items()
+        if spec["Type"] == "AWS::Serverless::Function"
+    }
+    assert "handlers.sweep.handler" in declared.values()
+    staged = tmp_path / "template.json"
+    staged.write_text(json.dumps(template))
+    functions = sam_build.functions_in(staged)
+    # Each function's smoke child is asked to import that function's own handler
+    asked: dict[str, list[str]] = {}
+
+    def child(argv: list[str], **options: object) -> subprocess.CompletedProcess[str]:
+        asked[Path(argv[5]).name] = json.loads(argv[6])
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    smoke = tmp_path / "smoke"
+    smoke.mkdir()
+    (smoke / ".pins").write_text("boto3")
+    monkeypatch.setattr(sam_build, "SMOKE", smoke)
+    monkeypatch.setattr(sam_build, "BUILD", tmp_path / "build")
+    monkeypatch.setattr(sam_build, "binary_distributions", lambda package: [])
+    monkeypatch.setattr(sam_build.subprocess, "run", child)
+    sam_build.smoke(Path(sys.executable), functions, "demo")
+    assert asked == {logical: [handler] for logical, handler in declared.items()}

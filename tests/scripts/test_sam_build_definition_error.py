@@ -32,6 +32,8 @@ def broken(when: Opaque) -> str:
 
 
 def _sam_build() -> ModuleType:
+    if str(ROOT / "scripts") not in sys.path:  # it imports sam_tools, as `python scripts/…` does
+        sys.path.insert(0, str(ROOT / "scripts"))
     spec = importlib.util.spec_from_file_location("sam_build", ROOT / "scripts" / "sam_build.py")
     assert spec is not None
     assert spec.loader is not None
@@ -49,7 +51,7 @@ def _smoke_child(package: Path, tools_module: str) -> subprocess.CompletedProces
     return subprocess.run(
         [
             *(sys.executable, "-I", "-c", sam_build.SMOKE_CHILD, str(package), str(package)),
-            *('["handlers.api"]', "[]", "[]"),
+            *('["handlers.api.handler"]', "[]", "[]"),
         ],
         env=env,
         cwd=Path("/"),
