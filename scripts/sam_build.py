@@ -54,6 +54,7 @@ import sys
 import time
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from sam_tools import Plan, ToolsError, is_declaration, plan, relative_spec
 
@@ -385,6 +386,21 @@ def template_default(parameter: str) -> str:
     return str(load_template(ROOT / "template.yaml")["Parameters"][parameter]["Default"])
 
 
+def parameter_overrides_of(raw: Any) -> dict[str, str]:
+    """samconfig.toml's `parameter_overrides` as a dict, in any of its spellings: a table (what
+    `sam deploy --save-params` writes), a list, or a string of `Name="value"` items."""
+    if isinstance(raw, dict):
+        return {str(name): str(value) for name, value in raw.items()}
+    items = raw if isinstance(raw, list) else shlex.split(str(raw or ""))
+    parsed: dict[str, str] = {}
+    for item in items:
+        name, separator, value = str(item).partition("=")
+        if not separator or not name:
+            raise ValueError(f"{item!r} is not Name=value")
+        parsed[name] = value.strip('"')
+    return parsed
+
+
 def configured_tools_module(given: str | None, root: Path = ROOT) -> str:
     """The ToolsModule the stack will serve (see the module docstring for the order)."""
     if given:
@@ -398,11 +414,9 @@ def configured_tools_module(given: str | None, root: Path = ROOT) -> str:
             overrides = (
                 environment.get("deploy", {}).get("parameters", {}).get("parameter_overrides", "")
             )
-            items = overrides if isinstance(overrides, list) else shlex.split(str(overrides))
-            for item in items:
-                name, _, value = str(item).partition("=")
-                if name == "ToolsModule" and value:
-                    return value.strip('"')
+            tools_module = parameter_overrides_of(overrides).get("ToolsModule")
+            if tools_module:
+                return tools_module
     return os.environ.get("MCP_TASKS_TOOLS") or template_default("ToolsModule")
 
 
@@ -499,7 +513,9 @@ def remember_built(tools_module: str, parameters: dict[str, list[str]]) -> None:
 def built_line(functions: list[str], root: Path = ROOT) -> str:
     """The build's last line, naming the next step."""
     first_time = not (root / "samconfig.toml").exists()
-    step = "make deploy (guided the first time)" if first_time else "make deploy"
+    step = "make deploy"
+    if first_time:
+        step += " (stack mcp-tasks; STACK=..., REGION=..., PARAMS=... or GUIDED=1 to choose)"
     return f"built {', '.join(functions)} into {BUILD.relative_to(ROOT)}; next: {step}"
 
 

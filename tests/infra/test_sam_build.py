@@ -32,6 +32,11 @@ GUIDED = """version = 0.1
 stack_name = "mcp-tasks"
 parameter_overrides = "ToolsModule=\\"my_tools\\" AuthMode=\\"JWT\\""
 """
+AS_TABLE = """version = 0.1
+[default.deploy.parameters.parameter_overrides]
+ToolsModule = "tools/my_tools.py"
+AuthMode = "NONE"
+"""
 AS_LIST = """version = 0.1
 [prod.deploy.parameters]
 parameter_overrides = ["AuthMode=IAM", "ToolsModule=billing.tools:toolset"]
@@ -40,8 +45,8 @@ parameter_overrides = ["AuthMode=IAM", "ToolsModule=billing.tools:toolset"]
 
 @pytest.mark.parametrize(
     ("samconfig", "expected"),
-    [(GUIDED, "my_tools"), (AS_LIST, "billing.tools:toolset")],
-    ids=["string", "list"],
+    [(GUIDED, "my_tools"), (AS_LIST, "billing.tools:toolset"), (AS_TABLE, "tools/my_tools.py")],
+    ids=["string", "list", "table (sam deploy --save-params)"],
 )
 def test_the_tools_module_saved_by_sam_deploy_is_smoke_tested(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, samconfig: str, expected: str
