@@ -1,38 +1,16 @@
 """Settings read from the environment, and loading the configured tools module.
 
-The deployed functions and the embedded stack read the same variables:
-
-| variable | meaning | default |
-| --- | --- | --- |
-| `MCP_TASKS_TOOLS` | tools module (`pkg.module[:attr]`), `.py` file or declaration | `demo` |
-| `MCP_TASKS_STATE_SECRET_ARN` | Secrets Manager secret signing `requestState` (deployed) | unset |
-| `MCP_TASKS_STATE_SECRET` | that secret's value, 32+ bytes (embedded stack, tests) | unset |
-| `MCP_TASKS_DEPLOYMENT_ID` | binds `requestState` to one deployment (the stack id) | empty |
-| `MCP_TASKS_ALLOWED_ORIGINS` | comma-separated Origin allow-list (DNS rebinding) | none |
-| `MCP_TASKS_MAX_BODY_BYTES` | largest accepted request body | 1 MiB |
-| `MCP_TASKS_PAGE_SIZE` | tools/prompts per `*/list` page | 50 |
-| `MCP_TASKS_LIST_TTL_MS` | how long clients may cache list/discover results | 60000 |
-| `MCP_TASKS_TABLE` | DynamoDB task table (unset: no tasks, inline tools only) | unset |
-| `MCP_TASKS_STATE_MACHINE_ARN` | Step Functions state machine that runs task legs | unset |
-| `MCP_TASKS_RESULT_BUCKET` | S3 bucket for results over the item budget | unset |
-| `MCP_TASKS_DEFAULT_TTL_MS` | task retention from creation (`none`: unlimited) | 86400000 |
-| `MCP_TASKS_MAX_TTL_MS` | longest retention any task gets (`none`: no cap) | 2592000000 |
-| `MCP_TASKS_POLL_INTERVAL_MS` | suggested `tasks/get` interval for a new task | 500 |
-| `MCP_TASKS_MAX_POLL_INTERVAL_MS` | longest suggested interval, as a task ages | 10000 |
-| `MCP_TASKS_WORKER_FUNCTION` | worker to invoke for direct first legs (unset: none) | unset |
-| `MCP_TASKS_LISTEN_WINDOW_MS` | longest `subscriptions/listen` window (< API timeout) | 20000 |
-| `MCP_TASKS_LISTEN_POLL_MS` | how often a listen window reads the store | 500 |
-| `MCP_TASKS_SESSION_TTL_S` | lifetime of a 2025-11-25 session (`Mcp-Session-Id`) | 86400 |
-| `MCP_TASKS_HANDLES` | task handles for clients without tasks (`on`/`off`) | on |
-| `MCP_TASKS_HANDLE_PREFIX` | prefix of the handle tools' names (`task_status`, ...) | none |
-| `MCP_TASKS_INLINE_BUDGET_MS` | how long one inline answer may take (see handles) | 20000 |
-| `MCP_TASKS_STRANDED_AFTER_S` | idle time after which the sweeper fails a task nothing ran | 1800 |
+The deployed functions and the embedded stack read the same variables, `MCP_TASKS_*`: the
+table of every one of them, its meaning and its default, is docs/configuration.md (one
+place; tests/documentation/test_configuration_page.py holds it to what this module and
+`edge.auth_settings` read). `Settings.from_env` below is the code of that table.
 
 Handles (`server.handles`): a client without tasks gets an ordinary result naming the task
 of a task-only tool, or of an optional one whose `expected_seconds` exceed the inline budget;
 `task_status` waits at most that budget.
 
-A declaration file (`*.yaml`, `*.yml`, `*.json`) serves managed tools (see `targets`).
+`MCP_TASKS_TOOLS` names a module, a `.py` file or a declaration file (`*.yaml`, `*.yml`,
+`*.json`: managed tools, see `targets`); `load_toolset` loads each.
 One of the two secret variables is required; the ARN wins when both are set. The template gives
 the deployed API function only the ARN: the value is read from Secrets Manager on first use.
 

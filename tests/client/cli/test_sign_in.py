@@ -1,5 +1,6 @@
 """The whole sign-in on one machine: the embedded stack in AuthMode OAUTH with its local
-authorization server, the official SDK client (through `client.auth`) and the `mcp-tasks` CLI.
+authorization server, the official SDK client (through `client.cli.sign_in`) and the
+`mcp-tasks` CLI.
 
 A person at a browser is played by `scripts/headless_browser.py`: the SDK client calls it as its
 redirect handler, the CLI reaches it through `$BROWSER`, as it would reach a real browser.
