@@ -26,12 +26,10 @@
    without bytecode is compiled from source at every cold start; and a zip keeps file times to
    2 s, so timestamp-checked bytecode could be judged stale after unzipping. A deployed
    artifact never changes, so the source need not be rechecked.
-5. Import smoke test: in each function's package, a fresh Python 3.12 imports that function's
-   handler (its `Handler` in template.yaml), with the environment Lambda gives it and the
-   ToolsModule (the handlers import it at init), and the modules imported only on first use
-   (the AEAD that seals step results). Binary wheels in the build are for arm64, so the same
-   versions for this machine are laid over them (in `.aws-sam/smoke`), with boto3 as the
-   runtime's stand-in.
+5. Import smoke test (`sam_smoke`): in each function's package, a fresh Python 3.12 imports
+   that function's handler (its `Handler` in template.yaml), with the environment Lambda
+   gives it and the ToolsModule (the handlers import it at init), and the modules imported
+   only on first use (the AEAD that seals step results).
 
 A successful build writes what it packaged to `.aws-sam/built-tools.json` (the ToolsModule
 and the Managed* parameters): `make deploy` (`scripts/sam_deploy.py`) deploys exactly that.
@@ -46,7 +44,6 @@ import argparse
 import glob
 import json
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -56,6 +53,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from sam_smoke import FORBIDDEN, smoke
+from sam_smoke import smoke_environment as smoke_environment  # bench/cold_start.py reads it here
 from sam_tools import Plan, ToolsError, is_declaration, plan, relative_spec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,11 +72,7 @@ RUNTIME_PROVIDED = {"boto3", "botocore"}
 # them in anyway (aws-xray-sdk requires botocore), they are pruned from the build, so the
 # package stays small and the runtime's SDK is the one used, as with boto3 itself.
 RUNTIME_SDK_TREE = {"boto3", "botocore", "s3transfer", "urllib3", "python-dateutil", "six"}
-# Top-level names that must never be in a function package (boto3/botocore: the runtime's).
-FORBIDDEN = ("moto", "mcp", "pytest", "_pytest", "boto3", "botocore")
 REQUIRED = ("handlers", "mcp_tasks_aws")
-# Imported by the functions only on first use, so an import of the handlers does not reach them.
-LAZY_IMPORTS = ("cryptography.hazmat.primitives.ciphers.aead",)
 
 timings: dict[str, float] = {}
 
@@ -349,37 +344,6 @@ def uncompiled(package: Path, roots: tuple[str, ...], tag: str) -> list[Path]:
     return missing
 
 
-def binary_distributions(package: Path) -> list[str]:
-    """`name==version` of every wheel in `package` that is not pure Python."""
-    pins = []
-    for wheel in package.glob("*.dist-info/WHEEL"):
-        if "Root-Is-Purelib: true" in wheel.read_text():
-            continue
-        metadata = (wheel.parent / "METADATA").read_text().splitlines()
-        fields = dict(line.split(": ", 1) for line in metadata if ": " in line)
-        pins.append(f"{fields['Name']}=={fields['Version']}")
-    return sorted(pins)
-
-
-SMOKE_CHILD = """
-import importlib, importlib.util, json, sys
-overlay, package, handlers, forbidden, lazy = sys.argv[1:6]
-sys.path[:0] = [overlay, package]
-for name in json.loads(forbidden):
-    spec = importlib.util.find_spec(name)
-    if spec is not None and (spec.origin or "").startswith(package):
-        raise SystemExit(f"{name} is in the package")
-for handler in json.loads(handlers):
-    name, _, attribute = handler.rpartition(".")
-    module = importlib.import_module(name)
-    assert callable(getattr(module, attribute, None)), handler
-    print("imported", handler, "from", module.__file__)
-for name in json.loads(lazy):
-    importlib.import_module(name)
-    print("imported", name, "(used on first use)")
-"""
-
-
 def template_default(parameter: str) -> str:
     from mcp_tasks_aws.local.template import load_template
 
@@ -418,90 +382,6 @@ def configured_tools_module(given: str | None, root: Path = ROOT) -> str:
             if tools_module:
                 return tools_module
     return os.environ.get("MCP_TASKS_TOOLS") or template_default("ToolsModule")
-
-
-def smoke_environment(package: Path, tools_module: str) -> dict[str, str]:
-    """What Lambda gives the functions, as the template sets it (no AWS call is made)."""
-    return {
-        "PATH": os.environ["PATH"],
-        "HOME": str(SMOKE),
-        "AWS_REGION": "us-east-1",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        # What Lambda sets: Powertools turns tracing on inside Lambda.
-        "AWS_LAMBDA_FUNCTION_NAME": "smoke",
-        "AWS_EXECUTION_ENV": "AWS_Lambda_python3.12",
-        "LAMBDA_TASK_ROOT": str(package),
-        "MCP_TASKS_TOOLS": tools_module,
-        "MCP_TASKS_TABLE": "smoke-table",
-        "MCP_TASKS_STATE_MACHINE_ARN": "arn:aws:states:us-east-1:123456789012:stateMachine:s-tasks",
-        "MCP_TASKS_RESULT_BUCKET": "smoke-bucket",
-        "MCP_TASKS_DEFAULT_TTL_MS": "86400000",
-        "MCP_TASKS_STATE_SECRET_ARN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:s",
-        "MCP_TASKS_DEPLOYMENT_ID": "arn:aws:cloudformation:us-east-1:123456789012:stack/s/1",
-        "POWERTOOLS_SERVICE_NAME": "mcp-tasks-aws",
-        "POWERTOOLS_METRICS_NAMESPACE": "McpTasksAws",
-        "PYDANTIC_DISABLE_PLUGINS": "__all__",
-    }
-
-
-# The last line of a traceback ending in a tool definition the server refuses at startup.
-_DEFINITION_ERROR = re.compile(r"^(?:[\w.]+\.)?(ToolDefinitionError|ToolsModuleError): (.+)$")
-
-
-def definition_error(stderr: str) -> str | None:
-    """`ToolDefinitionError: …` when a handler import failed on the tools module's definitions
-    (or on MCP_TASKS_TOOLS naming nothing), else None."""
-    lines = [line for line in stderr.strip().splitlines() if line.strip()]
-    found = _DEFINITION_ERROR.match(lines[-1]) if lines else None
-    return f"{found.group(1)}: {found.group(2)}" if found else None
-
-
-def smoke(py312: Path, functions: dict[str, str], tools_module: str) -> None:
-    """Each function imports its own handler (the template's `Handler`) from its package."""
-    started = time.monotonic()
-    package = BUILD / next(iter(functions))
-    pins = [*binary_distributions(package), "boto3"]
-    stamp = SMOKE / ".pins"
-    if not (stamp.exists() and stamp.read_text() == "\n".join(pins)):
-        shutil.rmtree(SMOKE, ignore_errors=True)
-        run(
-            [
-                *(str(py312), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"),
-                *("--target", str(SMOKE), "--only-binary", ":all:", *pins),
-            ]
-        )
-        stamp.write_text("\n".join(pins))
-    env = smoke_environment(package, tools_module)
-    log(f"smoke test with ToolsModule={tools_module}")
-    for logical, handler in functions.items():
-        child = subprocess.run(
-            [
-                *(str(py312), "-I", "-c", SMOKE_CHILD, str(SMOKE), str(BUILD / logical)),
-                *(json.dumps([handler]), json.dumps(FORBIDDEN), json.dumps(LAZY_IMPORTS)),
-            ],
-            env=env,
-            cwd=BUILD / logical,  # Lambda runs a function in its code root
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        print(child.stdout, end="")
-        if child.returncode != 0:
-            definition = definition_error(child.stderr)
-            if definition is not None and not os.environ.get("MCP_TASKS_DEBUG"):
-                # What to change, in the tools module's own words (MCP_TASKS_DEBUG=1: traceback).
-                raise SystemExit(f"[sam_build] ToolsModule={tools_module}: {definition}")
-            print(child.stderr, end="", file=sys.stderr)
-            hint = ""
-            if "No module named 'aws_xray_sdk'" in child.stderr:
-                hint = (
-                    " (Tracing=Active imports the X-Ray SDK: the runtime dependencies need "
-                    "aws-lambda-powertools[tracer])"
-                )
-            raise SystemExit(f"{logical}: the handlers do not import from the build{hint}")
-    timed("import smoke test", started)
 
 
 def remember_built(tools_module: str, parameters: dict[str, list[str]]) -> None:
@@ -576,7 +456,7 @@ def main() -> None:
     precompile(py312, list(functions))
 
     if not args.skip_smoke:
-        smoke(py312, functions, tools_module)
+        smoke(py312, BUILD, SMOKE, functions, tools_module)
     remember_built(tools_module, parameters)
     timed("total", total)
     log(built_line(list(functions)))

@@ -4,6 +4,7 @@ the template's default, in that order; and the functions' environment is the dep
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import sys
 from pathlib import Path
@@ -26,6 +27,7 @@ def _sam_build() -> ModuleType:
 
 
 sam_build = _sam_build()
+sam_smoke = importlib.import_module("sam_smoke")  # the build's import smoke test
 
 GUIDED = """version = 0.1
 [default.deploy.parameters]
@@ -54,7 +56,7 @@ def test_the_tools_module_saved_by_sam_deploy_is_smoke_tested(
     monkeypatch.delenv("MCP_TASKS_TOOLS", raising=False)
     (tmp_path / "samconfig.toml").write_text(samconfig)
     assert sam_build.configured_tools_module(None, tmp_path) == expected
-    env = sam_build.smoke_environment(tmp_path, sam_build.configured_tools_module(None, tmp_path))
+    env = sam_smoke.smoke_environment(tmp_path, sam_build.configured_tools_module(None, tmp_path))
     assert env["MCP_TASKS_TOOLS"] == expected
 
 
@@ -73,10 +75,10 @@ def test_without_samconfig_the_environment_then_the_template_default(
 
 
 def test_the_smoke_environment_is_the_deployed_one(tmp_path: Path) -> None:
-    env = sam_build.smoke_environment(tmp_path, "demo")
+    env = sam_smoke.smoke_environment(tmp_path, "demo")
     assert "MCP_TASKS_STATE_SECRET" not in env  # deployed functions get the secret's ARN only
     assert env["MCP_TASKS_STATE_SECRET_ARN"].startswith("arn:aws:secretsmanager:")
-    assert "cryptography.hazmat.primitives.ciphers.aead" in sam_build.LAZY_IMPORTS
+    assert "cryptography.hazmat.primitives.ciphers.aead" in sam_smoke.LAZY_IMPORTS
 
 
 def test_only_unchecked_hash_bytecode_counts_as_compiled(tmp_path: Path) -> None:
@@ -136,9 +138,7 @@ def test_the_smoke_test_imports_every_functions_handler_from_the_template(
     smoke = tmp_path / "smoke"
     smoke.mkdir()
     (smoke / ".pins").write_text("boto3")
-    monkeypatch.setattr(sam_build, "SMOKE", smoke)
-    monkeypatch.setattr(sam_build, "BUILD", tmp_path / "build")
-    monkeypatch.setattr(sam_build, "binary_distributions", lambda package: [])
-    monkeypatch.setattr(sam_build.subprocess, "run", child)
-    sam_build.smoke(Path(sys.executable), functions, "demo")
+    monkeypatch.setattr(sam_smoke, "binary_distributions", lambda package: [])
+    monkeypatch.setattr(sam_smoke.subprocess, "run", child)
+    sam_smoke.smoke(Path(sys.executable), tmp_path / "build", smoke, functions, "demo")
     assert asked == {logical: [handler] for logical, handler in declared.items()}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.test_sam_build import sam_build
+from infra.test_sam_build import sam_build, sam_smoke
 
 ROOT = Path(__file__).resolve().parents[2]
 DECLARATION = """version: 1
@@ -243,10 +243,10 @@ def test_staged_tools_import_from_the_code_root_as_deployed(checkout: Path) -> N
     sam_build.tools_plan("team/tools/my_tools.py").stage(package)
     os.symlink(ROOT / "handlers", package / "handlers")
     os.symlink(ROOT / "src" / "mcp_tasks_aws", package / "mcp_tasks_aws")
-    env = sam_build.smoke_environment(package, "team/tools/my_tools.py")
+    env = sam_smoke.smoke_environment(package, "team/tools/my_tools.py")
     child = subprocess.run(
         [
-            *(sys.executable, "-I", "-c", sam_build.SMOKE_CHILD, str(package), str(package)),
+            *(sys.executable, "-I", "-c", sam_smoke.SMOKE_CHILD, str(package), str(package)),
             *('["handlers.api.handler"]', "[]", "[]"),
         ],
         env=env,
