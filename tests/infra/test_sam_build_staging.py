@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from infra.test_sam_build import sam_build, sam_smoke
+from support.user_tools import HELPERS, MY_TOOLS
 
 ROOT = Path(__file__).resolve().parents[2]
 DECLARATION = """version: 1
@@ -43,25 +44,8 @@ openapi:
     baseUrl: https://inventory.example.com/v1
 """
 OPENAPI = (ROOT / "examples" / "managed" / "inventory.openapi.yaml").read_text()
-TOOLS = '''
-from helpers import shout
-
-from mcp_tasks_aws import ToolSet
-
-tools = ToolSet(name="mine")
-
-
-@tools.tool
-def greet(name: str) -> str:
-    """Say hello.
-
-    Args:
-        name: Who to greet.
-    """
-    return shout(name)
-'''
+TOOLS = MY_TOOLS
 HIDDEN_IMPORT = "import sys\nsys.path.insert(0, '.hidden')\n" + TOOLS
-HELPERS = "def shout(text: str) -> str:\n    return text.upper()\n"
 
 
 @pytest.fixture

@@ -19,29 +19,9 @@ import pytest
 from mcp_tasks_aws.client import connect
 from mcp_tasks_aws.config import ToolsModuleError, load_toolset, tools_module_name
 from mcp_tasks_aws.local.stack import EmbeddedStack
+from support.user_tools import HELPERS, MY_TOOLS
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOLS = '''
-from helpers import shout
-
-from mcp_tasks_aws import ToolSet
-
-tools = ToolSet(name="pathed")
-
-
-@tools.tool
-def greet(name: str) -> str:
-    """Say hello.
-
-    Args:
-        name: Who to greet.
-    """
-    return shout(f"hello, {name}")
-'''
-HELPERS = """
-def shout(text: str) -> str:
-    return text.upper() + "{mark}"
-"""
 
 
 def call(url: str, tool: str, arguments: dict[str, object]) -> str:
@@ -59,8 +39,8 @@ def elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     directory that is neither (as when a test or another tool starts the stack)."""
     work = tmp_path / "checkout" / "team" / "tools"
     work.mkdir(parents=True)
-    (work / "my_tools.py").write_text(TOOLS)
-    (work / "helpers.py").write_text(HELPERS.format(mark="!"))
+    (work / "my_tools.py").write_text(MY_TOOLS)
+    (work / "helpers.py").write_text(HELPERS)
     cwd = tmp_path / "somewhere-else"
     cwd.mkdir()
     monkeypatch.chdir(cwd)
@@ -87,14 +67,14 @@ def test_an_edit_of_a_py_file_reloads_it(elsewhere: Path, monkeypatch: pytest.Mo
     with EmbeddedStack(env={"MCP_TASKS_TOOLS": spec}, reload_interval_s=60) as stack:
         assert stack.tools_watcher is not None
         tools = elsewhere / spec
-        tools.write_text(TOOLS.replace('f"hello, {name}"', 'f"hi, {name}"'))
+        tools.write_text(MY_TOOLS.replace('f"hello, {name}"', 'f"hi, {name}"'))
         assert stack.tools_watcher.poll()
         assert call(stack.url, "greet", {"name": "ada"}) == "HI, ADA!"
 
 
 def test_a_file_with_an_attribute_names_its_tool_set(elsewhere: Path) -> None:
     path = elsewhere / "team" / "tools" / "my_tools.py"
-    assert load_toolset(f"{path}:tools").name == "pathed"
+    assert load_toolset(f"{path}:tools").name == "mine"
 
 
 @pytest.mark.parametrize(
