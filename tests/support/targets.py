@@ -6,8 +6,10 @@ domain (service, doors, worker)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -221,3 +223,90 @@ def flow_of(folder: Path, **target: Any) -> Flow:
     spec = {"kind": "stateMachine", "arn": MACHINE, "toolErrors": ["Rejected"], **target}
     fields = {"outputSchema": outputs} if outputs else {}
     return Flow(declared_tools(write(folder, tool("deploy", spec, **fields))))
+
+
+# -- a real upstream on 127.0.0.1 ----------------------------------------------------------------
+
+
+@dataclass
+class Received:
+    """One request as the upstream read it off the socket."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+Answer = tuple[int, dict[str, str], Iterable[bytes]]
+
+
+@dataclass
+class Upstream:
+    """A real HTTP server on 127.0.0.1 (a free port) that records every request it receives,
+    raw path included, and answers with `answer(received)`: a status, headers, and the body as
+    chunks written one after the other (HTTP/1.0: the body ends when the connection closes, so
+    a generator streams as long as the reader reads). `sent` counts the body bytes the socket
+    took and `cut_off` whether the reader went away before the last chunk."""
+
+    answer: Callable[[Received], Answer] = lambda received: (200, {}, [b"{}"])
+    received: list[Received] = field(default_factory=list)
+    sent: int = 0
+    cut_off: bool = False
+
+    def __post_init__(self) -> None:
+        upstream = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _serve(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                received = Received(
+                    self.command,
+                    self.path,
+                    {k.lower(): v for k, v in self.headers.items()},
+                    self.rfile.read(length),
+                )
+                upstream.received.append(received)
+                status, headers, chunks = upstream.answer(received)
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                try:
+                    for chunk in chunks:
+                        self.wfile.write(chunk)
+                        upstream.sent += len(chunk)
+                except (BrokenPipeError, ConnectionResetError):
+                    upstream.cut_off = True
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _serve
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+
+    @property
+    def paths(self) -> list[str]:
+        return [received.path for received in self.received]
+
+
+def sending_for_real(calls: FakeCalls) -> FakeCalls:
+    """`calls` whose HTTP requests go out through `targets.http.send` (the network)."""
+    from mcp_tasks_aws.targets.http import send
+
+    calls.http = send
+    return calls

@@ -177,10 +177,10 @@ def test_an_http_get_fills_the_url_and_the_query(
 ) -> None:
     calls.http = answering(json_answer(200, {"id": "a/b", "name": "widget"}))
     client = served(http_tool(query=["limit"]))
-    result = client.tool_result("item", {"id": "a/b", "limit": 3})
+    result = client.tool_result("item", {"id": "a?b#c", "limit": 3})
     assert json.loads(text_of(result)) == {"id": "a/b", "name": "widget"}
     ((_, request),) = calls.calls
-    assert request.url == "https://api.example.com/items/a%2Fb?limit=3"
+    assert request.url == "https://api.example.com/items/a%3Fb%23c?limit=3"
     assert request.body is None
 
 

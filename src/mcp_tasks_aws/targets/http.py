@@ -1,5 +1,15 @@
 """HTTP targets on the standard library: building a declared request, and sending it.
 
+Arguments are checked as the request is built, before any credential is read or attached, and
+refused with -32602 naming the argument:
+
+- a `{name}` placeholder of the URL is one path segment: percent-encoded, and never empty,
+  `.` or `..`, nor holding `/` or `\\`, as written or once any number of percent-decodings
+  made (an upstream or a proxy that decodes and normalises the path would otherwise take the
+  call, and its credential, off the declared route);
+- a header argument is a value HTTP can carry: Latin-1 without control characters (CR and LF
+  would add headers, NUL reaches the upstream, anything past Latin-1 cannot be encoded).
+
 No HTTP client is a runtime dependency (the Lambda package stays lean): `urllib.request` sends,
 with the target's timeout and redirects not followed (a redirect is an answer, as any 3xx).
 Only a request that got no answer raises (`TargetUnavailable`: refused, unreachable, timed
@@ -13,27 +23,41 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
+from mcp_tasks_aws.protocol.errors import InvalidParams
 from mcp_tasks_aws.targets.models import HttpTarget
 from mcp_tasks_aws.targets.ports import HttpAnswer, HttpRequest
 from mcp_tasks_aws.targets.templates import render
 from mcp_tasks_aws.tasks.exceptions import TargetUnavailable
 
 _WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
+_DECODINGS: Final = 4
+"""Percent-decodings a path parameter is checked through (a value still encoded after that
+many is refused: no upstream decodes so often, and no honest identifier needs it)."""
+SEGMENT_RULE: Final = (
+    "a path parameter is one path segment: not empty, '.' or '..', and without '/' or '\\' "
+    "(percent-encoded or not)"
+)
 
 
 def build_request(
-    target: HttpTarget, arguments: Mapping[str, Any], extra: Mapping[str, Any]
+    tool: str, target: HttpTarget, arguments: Mapping[str, Any], extra: Mapping[str, Any]
 ) -> HttpRequest:
     """The request a call makes (auth not applied yet): URL placeholders percent-encoded,
-    query parameters, header arguments, and the JSON body."""
+    query parameters, header arguments, and the JSON body. InvalidParams (naming the argument)
+    for a path parameter or header argument the module docstring refuses."""
     used: set[str] = set()
+
+    def refuse(name: str, problem: str) -> InvalidParams:
+        return InvalidParams(f"Invalid arguments for tool {tool}: {name}: {problem}")
 
     def placeholder(name: str) -> str:
         used.add(name)
         value = arguments.get(name, "")
         text = value if isinstance(value, str) else json.dumps(value)
+        if not is_one_segment(text):
+            raise refuse(name, SEGMENT_RULE)
         return urllib.parse.quote(text, safe="")
 
     url = target.url
@@ -52,7 +76,11 @@ def build_request(
     for header, name in target.header_arguments.items():
         used.add(name)
         if name in arguments and arguments[name] is not None:
-            headers[header.lower()] = _query_text(arguments[name])
+            text = _query_text(arguments[name])
+            problem = header_value_problem(text)
+            if problem is not None:
+                raise refuse(name, f"cannot be sent in the {header} header: it {problem}")
+            headers[header.lower()] = text
     body: bytes | None = None
     if target.body is not None:
         document = render(target.body, {**arguments, **extra, "arguments": dict(arguments)})
@@ -66,6 +94,30 @@ def build_request(
     if body is not None:
         headers["content-type"] = "application/json"
     return HttpRequest(target.method, url, headers, body, target.timeout_seconds)
+
+
+def is_one_segment(text: str) -> bool:
+    """Whether `text` stays one path segment however often an upstream percent-decodes it."""
+    for _ in range(_DECODINGS + 1):
+        if text in ("", ".", "..") or "/" in text or "\\" in text:
+            return False
+        decoded = urllib.parse.unquote(text)
+        if decoded == text:
+            return True
+        text = decoded
+    return False
+
+
+def header_value_problem(value: str) -> str | None:
+    """Why HTTP cannot carry `value` as a header field value (None: it can). Latin-1 (what
+    `http.client` encodes) without control characters other than tab (RFC 9110 field-value)."""
+    for char in value:
+        code = ord(char)
+        if code > 0xFF:
+            return "holds a character outside Latin-1"
+        if (code < 0x20 and char != "\t") or code == 0x7F:
+            return "holds a control character (CR, LF, NUL or another)"
+    return None
 
 
 def _query_text(value: Any) -> str:

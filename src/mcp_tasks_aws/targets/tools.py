@@ -285,7 +285,7 @@ def _http_runner(tool: ToolDeclaration, target: HttpTarget) -> Callable[..., dic
         from mcp_tasks_aws.targets.http import build_request  # urllib: on the first HTTP call
 
         extra = {"taskId": ctx.task_id} if ctx.task_id is not None else {}
-        request = _authorised(calls, target, build_request(target, arguments, extra))
+        request = _authorised(calls, target, build_request(tool.name, target, arguments, extra))
         answer = calls.fetch(request)
         if not 200 <= answer.status < 300:
             return results.http_error_result(
