@@ -131,3 +131,89 @@ def test_a_latin_1_header_argument_is_sent_as_it_is(client: McpClient, upstream:
     client.tool_result("item", {"id": "7", "trace": "caf\u00e9\tau lait"})
     (received,) = upstream.received
     assert received.headers["x-trace"] == "caf\u00e9\tau lait"
+
+
+# -- secrets -------------------------------------------------------------------------------------
+
+
+class EveryRecord(logging.Handler):
+    """Every log record of every logger, as text: message, arguments, traceback and stack."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.texts: list[str] = []
+        self.formatter = logging.Formatter("%(name)s %(levelname)s %(message)s")
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.texts.append(self.format(record) + repr(record.args) + repr(record.__dict__))
+
+
+@pytest.fixture
+def every_record() -> Iterator[EveryRecord]:
+    handler = EveryRecord()
+    root = logging.getLogger()
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    yield handler
+    root.removeHandler(handler)
+    root.setLevel(level)
+
+
+@pytest.mark.parametrize(
+    ("auth", "header", "sent"),
+    [
+        ({"type": "bearer"}, "authorization", "Bearer hunter2-XYZZY"),
+        ({"type": "apiKey", "header": "X-Key"}, "x-key", "hunter2-XYZZY"),
+    ],
+)
+@pytest.mark.parametrize("stored", ["hunter2-XYZZY\n", "  hunter2-XYZZY \r\n", "\thunter2-XYZZY"])
+def test_a_secret_stored_with_surrounding_whitespace_is_sent_stripped(
+    tmp_path: Path,
+    upstream: Upstream,
+    make_client: Callable[..., McpClient],
+    every_record: EveryRecord,
+    auth: dict[str, str],
+    header: str,
+    sent: str,
+    stored: str,
+) -> None:
+    calls = sending_for_real(FakeCalls(secrets={SECRET_ARN: stored}))
+    target = {"kind": "http", "method": "GET", "url": f"{upstream.url}/v1/items/{{id}}"}
+    target["auth"] = {**auth, "secretArn": SECRET_ARN}
+    client = make_client(bound(write(tmp_path, tool("item", target, inputSchema=ID_SCHEMA)), calls))
+    result = client.tool_result("item", {"id": "7"})
+    assert result.get("isError") is not True, result
+    (received,) = upstream.received
+    assert received.headers[header] == sent
+    assert not any("hunter2" in text for text in every_record.texts)
+
+
+@pytest.mark.parametrize("stored", ["hunter2\nXYZZY", "hunter2\x00XYZZY", "hunter2\u2603XYZZY"])
+def test_a_secret_http_cannot_carry_is_one_error_naming_its_arn_and_never_its_value(
+    tmp_path: Path,
+    upstream: Upstream,
+    make_client: Callable[..., McpClient],
+    every_record: EveryRecord,
+    stored: str,
+) -> None:
+    calls = sending_for_real(FakeCalls(secrets={SECRET_ARN: stored}))
+    target = {
+        "kind": "http",
+        "method": "GET",
+        "url": f"{upstream.url}/v1/items/{{id}}",
+        "auth": {"type": "bearer", "secretArn": SECRET_ARN},
+    }
+    client = make_client(bound(write(tmp_path, tool("item", target, inputSchema=ID_SCHEMA)), calls))
+    responses = [client.call_tool("item", {"id": "7"}) for _ in range(2)]
+    for response in responses:
+        assert response.status == 200
+        error = client.error(response)
+        assert error["code"] == -32603
+        assert error["message"].startswith(f"Tool item: Secret {SECRET_ARN}: ")
+        assert "cannot be sent in an HTTP header" in error["message"]
+    assert upstream.received == []
+    seen = [response.body.decode() for response in responses] + every_record.texts
+    for text in seen:
+        assert "hunter2" not in text, text
+        assert "XYZZY" not in text, text

@@ -10,6 +10,11 @@ refused with -32602 naming the argument:
 - a header argument is a value HTTP can carry: Latin-1 without control characters (CR and LF
   would add headers, NUL reaches the upstream, anything past Latin-1 cannot be encoded).
 
+`authorise` then adds the declared auth. A secret (API key, bearer token) is used without the
+whitespace around it (`create-secret --secret-string file://token.txt` keeps the file's last
+newline); one HTTP still cannot carry is a `TargetUnavailable` naming the secret's ARN, never a
+header value in an exception's message (`http.client` quotes the whole header in its own).
+
 No HTTP client is a runtime dependency (the Lambda package stays lean): `urllib.request` sends,
 with the target's timeout and redirects not followed (a redirect is an answer, as any 3xx).
 Only a request that got no answer raises (`TargetUnavailable`: refused, unreachable, timed
@@ -19,6 +24,7 @@ out), naming the host.
 from __future__ import annotations
 
 import json
+import re
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -27,7 +33,7 @@ from typing import Any, Final
 
 from mcp_tasks_aws.protocol.errors import InvalidParams
 from mcp_tasks_aws.targets.models import HttpTarget
-from mcp_tasks_aws.targets.ports import HttpAnswer, HttpRequest
+from mcp_tasks_aws.targets.ports import HttpAnswer, HttpRequest, TargetCalls
 from mcp_tasks_aws.targets.templates import render
 from mcp_tasks_aws.tasks.exceptions import TargetUnavailable
 
@@ -116,8 +122,54 @@ def header_value_problem(value: str) -> str | None:
         if code > 0xFF:
             return "holds a character outside Latin-1"
         if (code < 0x20 and char != "\t") or code == 0x7F:
-            return "holds a control character (CR, LF, NUL or another)"
+            return "holds a control character such as CR, LF or NUL"
     return None
+
+
+def authorise(
+    calls: TargetCalls, target: HttpTarget, request: HttpRequest
+) -> tuple[HttpRequest, tuple[str, ...]]:
+    """`request` with the target's auth applied, and the credentials it now carries (what must
+    never come back in a result or a log: `redact`)."""
+    auth = target.auth
+    if auth.type in ("apiKey", "bearer"):
+        assert auth.secret_arn is not None  # checked at load
+        secret = usable_secret(auth.secret_arn, calls.secret(auth.secret_arn))
+        if auth.type == "apiKey":
+            header, value = (auth.header or "x-api-key").lower(), secret
+        else:
+            header, value = "authorization", f"Bearer {secret}"
+        return request._replace(headers={**request.headers, header: value}), (secret,)
+    if auth.type == "sigv4":
+        signed = calls.sign(request, auth.service or "execute-api", auth.region or _region(request))
+        carried = tuple(
+            value
+            for name, value in signed.headers.items()
+            if name.lower() in ("authorization", "x-amz-security-token")
+        )
+        return signed, carried
+    return request, ()
+
+
+def usable_secret(secret_arn: str, value: str) -> str:
+    """A secret's value as a header carries it: stripped of surrounding whitespace, else
+    TargetUnavailable naming the secret (its value goes nowhere, not even the message)."""
+    stripped = value.strip()
+    problem = "is empty" if not stripped else header_value_problem(stripped)
+    if problem is not None:
+        raise TargetUnavailable(
+            f"Secret {secret_arn}",
+            "Unusable",
+            f"its value cannot be sent in an HTTP header: it {problem}",
+        )
+    return stripped
+
+
+def _region(request: HttpRequest) -> str:
+    """The region in an AWS endpoint's host name (`abc.execute-api.eu-west-1.amazonaws.com`)."""
+    host = urllib.parse.urlsplit(request.url).hostname or ""
+    found = re.search(r"\.([a-z]{2}(?:-[a-z]+)+-\d)\.", host)
+    return found.group(1) if found else "us-east-1"
 
 
 def _query_text(value: Any) -> str:
@@ -154,4 +206,8 @@ def send(request: HttpRequest) -> HttpAnswer:
         code = type(reason).__name__ if isinstance(reason, BaseException) else "URLError"
         raise TargetUnavailable(f"HTTP target {host}", code) from None
     except OSError as exc:
+        raise TargetUnavailable(f"HTTP target {host}", type(exc).__name__) from None
+    except ValueError as exc:
+        # `http.client` quotes a header it refuses (a credential among them) in its message:
+        # only the exception's name goes on. The arguments and secrets were checked before.
         raise TargetUnavailable(f"HTTP target {host}", type(exc).__name__) from None

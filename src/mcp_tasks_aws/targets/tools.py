@@ -40,7 +40,7 @@ from mcp_tasks_aws.targets.models import (
     StateMachineTarget,
     ToolDeclaration,
 )
-from mcp_tasks_aws.targets.ports import HttpRequest, TargetCalls
+from mcp_tasks_aws.targets.ports import TargetCalls
 from mcp_tasks_aws.targets.templates import render
 from mcp_tasks_aws.tasks.exceptions import TargetUnavailable
 from mcp_tasks_aws.tools.context import ToolContext
@@ -282,10 +282,12 @@ def _express_runner(
 
 def _http_runner(tool: ToolDeclaration, target: HttpTarget) -> Callable[..., dict[str, Any]]:
     def run(calls: TargetCalls, arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-        from mcp_tasks_aws.targets.http import build_request  # urllib: on the first HTTP call
+        # urllib: on the first HTTP call
+        from mcp_tasks_aws.targets.http import authorise, build_request
 
         extra = {"taskId": ctx.task_id} if ctx.task_id is not None else {}
-        request = _authorised(calls, target, build_request(tool.name, target, arguments, extra))
+        request = build_request(tool.name, target, arguments, extra)  # checked, not yet signed
+        request, _credentials = authorise(calls, target, request)
         answer = calls.fetch(request)
         if not 200 <= answer.status < 300:
             return results.http_error_result(
@@ -296,28 +298,3 @@ def _http_runner(tool: ToolDeclaration, target: HttpTarget) -> Callable[..., dic
         return results.value_result(tool.name, value, tool.output_schema)
 
     return run
-
-
-def _authorised(calls: TargetCalls, target: HttpTarget, request: HttpRequest) -> HttpRequest:
-    auth = target.auth
-    if auth.type in ("apiKey", "bearer"):
-        assert auth.secret_arn is not None  # checked at load
-        secret = calls.secret(auth.secret_arn)
-        if auth.type == "apiKey":
-            header, value = (auth.header or "x-api-key").lower(), secret
-        else:
-            header, value = "authorization", f"Bearer {secret}"
-        return request._replace(headers={**request.headers, header: value})
-    if auth.type == "sigv4":
-        return calls.sign(request, auth.service or "execute-api", auth.region or _region(request))
-    return request
-
-
-def _region(request: HttpRequest) -> str:
-    """The region in an AWS endpoint's host name (`abc.execute-api.eu-west-1.amazonaws.com`)."""
-    import re
-    import urllib.parse
-
-    host = urllib.parse.urlsplit(request.url).hostname or ""
-    found = re.search(r"\.([a-z]{2}(?:-[a-z]+)+-\d)\.", host)
-    return found.group(1) if found else "us-east-1"
