@@ -1,7 +1,8 @@
 """What the managed-target tests share: declarations written on the fly, a fake of the calls
 declared tools make (`targets.ports.TargetCalls`) and of the workflows port, both recording
-what they were asked, and `Flow`: a declared Standard machine's tool over the in-memory task
-domain (service, doors, worker)."""
+what they were asked, `Flow`: a declared Standard machine's tool over the in-memory task
+domain (service, doors, worker), and `Upstream`: a real HTTP server on 127.0.0.1 recording
+what it read off the socket."""
 
 from __future__ import annotations
 
@@ -286,7 +287,9 @@ class Upstream:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self.thread.start()
 
     @property

@@ -5,6 +5,7 @@ argument) before a credential is read or anything is sent."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,7 +15,9 @@ import pytest
 from support.mcp import McpClient
 from support.targets import (
     SECRET_ARN,
+    Answer,
     FakeCalls,
+    Received,
     Upstream,
     bound,
     sending_for_real,
@@ -217,3 +220,65 @@ def test_a_secret_http_cannot_carry_is_one_error_naming_its_arn_and_never_its_va
     for text in seen:
         assert "hunter2" not in text, text
         assert "XYZZY" not in text, text
+
+
+# -- what the upstream says back -----------------------------------------------------------------
+
+
+def echoing(status: int) -> Callable[[Received], Answer]:
+    """An upstream that quotes the request's headers back, as JSON and as plain text."""
+
+    def answer(received: Received) -> Answer:
+        quoted = json.dumps({"error": "denied", "headers": received.headers}).encode()
+        plain = f"; you sent {received.headers.get('authorization')}".encode("latin-1")
+        return status, {"Content-Type": "application/json"}, [quoted, plain]
+
+    return answer
+
+
+@pytest.mark.parametrize("status", [401, 500, 200])
+@pytest.mark.parametrize("stored", ["hunter2-XYZZY", 'hunter2"XYZZY\\'])
+def test_a_credential_the_upstream_echoes_is_redacted_from_the_result(
+    tmp_path: Path,
+    upstream: Upstream,
+    make_client: Callable[..., McpClient],
+    every_record: EveryRecord,
+    status: int,
+    stored: str,
+) -> None:
+    upstream.answer = echoing(status)
+    calls = sending_for_real(FakeCalls(secrets={SECRET_ARN: stored}))
+    target = {
+        "kind": "http",
+        "method": "GET",
+        "url": f"{upstream.url}/v1/items/{{id}}",
+        "auth": {"type": "bearer", "secretArn": SECRET_ARN},
+    }
+    client = make_client(bound(write(tmp_path, tool("item", target, inputSchema=ID_SCHEMA)), calls))
+    response = client.call_tool("item", {"id": "7"})
+    (received,) = upstream.received
+    assert received.headers["authorization"] == f"Bearer {stored}"  # it was sent, and echoed
+    body = response.body.decode()
+    assert "[redacted]" in body
+    for text in [body, *every_record.texts]:
+        assert "hunter2" not in text, text
+        assert "XYZZY" not in text, text
+
+
+def test_a_sigv4_signature_the_upstream_echoes_is_redacted(
+    tmp_path: Path, upstream: Upstream, make_client: Callable[..., McpClient]
+) -> None:
+    upstream.answer = echoing(403)
+    calls = sending_for_real(FakeCalls())
+    target = {
+        "kind": "http",
+        "method": "GET",
+        "url": f"{upstream.url}/v1/items/{{id}}",
+        "auth": {"type": "sigv4", "region": "eu-west-1"},
+    }
+    client = make_client(bound(write(tmp_path, tool("item", target, inputSchema=ID_SCHEMA)), calls))
+    result = client.tool_result("item", {"id": "7"})
+    (received,) = upstream.received
+    assert received.headers["authorization"].startswith("AWS4-HMAC-SHA256")
+    assert result["isError"] is True
+    assert "AWS4-HMAC-SHA256" not in json.dumps(result)

@@ -14,6 +14,9 @@ refused with -32602 naming the argument:
 whitespace around it (`create-secret --secret-string file://token.txt` keeps the file's last
 newline); one HTTP still cannot carry is a `TargetUnavailable` naming the secret's ARN, never a
 header value in an exception's message (`http.client` quotes the whole header in its own).
+Whatever the upstream answers (a 2xx body as much as an error page) has the credentials the
+request carried replaced by `[redacted]` (`redact`) before it becomes a result: an upstream
+that echoes its request would otherwise hand the credential to the client.
 
 No HTTP client is a runtime dependency (the Lambda package stays lean): `urllib.request` sends,
 with the target's timeout and redirects not followed (a redirect is an answer, as any 3xx).
@@ -149,6 +152,32 @@ def authorise(
         )
         return signed, carried
     return request, ()
+
+
+REDACTED: Final = "[redacted]"
+
+
+def redact(answer: HttpAnswer, credentials: tuple[str, ...]) -> HttpAnswer:
+    """`answer` with every credential in its body replaced by `[redacted]`: as sent, as a
+    JSON string writes it (quotes and backslashes escaped, non-ASCII as `\\u`) and
+    percent-encoded, in UTF-8 and in Latin-1 (what a header value is)."""
+    body = answer.body
+    forms: set[bytes] = set()
+    for credential in credentials:
+        for text in (
+            credential,
+            json.dumps(credential)[1:-1],
+            json.dumps(credential, ensure_ascii=False)[1:-1],
+            urllib.parse.quote(credential, safe=""),
+        ):
+            forms.add(text.encode("utf-8"))
+            forms.add(text.encode("latin-1", "replace"))
+    for form in sorted(
+        forms, key=len, reverse=True
+    ):  # longest first: no form is cut by a shorter one
+        if form:
+            body = body.replace(form, REDACTED.encode())
+    return answer._replace(body=body)
 
 
 def usable_secret(secret_arn: str, value: str) -> str:

@@ -283,12 +283,12 @@ def _express_runner(
 def _http_runner(tool: ToolDeclaration, target: HttpTarget) -> Callable[..., dict[str, Any]]:
     def run(calls: TargetCalls, arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         # urllib: on the first HTTP call
-        from mcp_tasks_aws.targets.http import authorise, build_request
+        from mcp_tasks_aws.targets.http import authorise, build_request, redact
 
         extra = {"taskId": ctx.task_id} if ctx.task_id is not None else {}
         request = build_request(tool.name, target, arguments, extra)  # checked, not yet signed
-        request, _credentials = authorise(calls, target, request)
-        answer = calls.fetch(request)
+        request, credentials = authorise(calls, target, request)
+        answer = redact(calls.fetch(request), credentials)
         if not 200 <= answer.status < 300:
             return results.http_error_result(
                 request.method, request.url, answer.status, answer.body
