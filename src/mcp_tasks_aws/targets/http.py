@@ -39,8 +39,14 @@ from mcp_tasks_aws.targets.models import HttpTarget
 from mcp_tasks_aws.targets.ports import HttpAnswer, HttpRequest, TargetCalls
 from mcp_tasks_aws.targets.templates import render
 from mcp_tasks_aws.tasks.exceptions import TargetUnavailable
+from mcp_tasks_aws.tasks.legs import MAX_RESULT_BYTES
 
 _WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
+MAX_BODY_BYTES: Final = MAX_RESULT_BYTES
+"""The most of a 2xx body read: a longer one could not make a result (a task's or an inline
+one: `targets.results.capped`), so the rest is never read, nor held in memory."""
+ERROR_BODY_BYTES: Final = 64 * 1024
+"""The most of any other body read: its start is all an error result shows."""
 _DECODINGS: Final = 4
 """Percent-decodings a path parameter is checked through (a value still encoded after that
 many is refused: no upstream decodes so often, and no honest identifier needs it)."""
@@ -207,6 +213,13 @@ def _query_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+def _read(response: Any, limit: int) -> tuple[bytes, bool]:
+    """At most `limit` bytes of the body, and whether there was more (one byte past the limit
+    is asked for to know, never the rest)."""
+    body = response.read(limit + 1)
+    return body[:limit], len(body) > limit
+
+
 class _NoRedirects(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args: Any, **kwargs: Any) -> None:
         return None
@@ -217,17 +230,22 @@ def _opener() -> Callable[..., Any]:
 
 
 def send(request: HttpRequest) -> HttpAnswer:
-    """Send `request`; every status is an answer. TargetUnavailable when none came."""
+    """Send `request`; every status is an answer. TargetUnavailable when none came.
+
+    A 2xx body is read up to MAX_BODY_BYTES, any other up to ERROR_BODY_BYTES, and no further:
+    the connection is closed on the rest (`HttpAnswer.truncated` says there was more)."""
     host = urllib.parse.urlsplit(request.url).netloc
     prepared = urllib.request.Request(  # noqa: S310 - declared http(s) URLs only
         request.url, data=request.body, headers=request.headers, method=request.method
     )
     try:
         with _opener()(prepared, timeout=request.timeout_s) as response:
-            return HttpAnswer(response.status, dict(response.headers.items()), response.read())
+            body, truncated = _read(response, MAX_BODY_BYTES)
+            return HttpAnswer(response.status, dict(response.headers.items()), body, truncated)
     except urllib.error.HTTPError as exc:  # a status outside 2xx is an answer
         with exc:
-            return HttpAnswer(exc.code, dict(exc.headers.items()), exc.read())
+            body, truncated = _read(exc, ERROR_BODY_BYTES)
+            return HttpAnswer(exc.code, dict(exc.headers.items()), body, truncated)
     except TimeoutError:
         raise TargetUnavailable(f"HTTP target {host}", "Timeout", "no answer in time") from None
     except urllib.error.URLError as exc:

@@ -100,7 +100,7 @@ class DeclaredCall:
 
     def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:
-            wire = self._run(self.binding.calls, arguments, ctx)
+            wire = results.capped(self.tool.name, self._run(self.binding.calls, arguments, ctx))
         except TargetUnavailable as exc:
             raise TargetCallFailed(f"Tool {self.tool.name}: {exc.message}") from exc
         return ToolResult(
@@ -283,7 +283,7 @@ def _express_runner(
 def _http_runner(tool: ToolDeclaration, target: HttpTarget) -> Callable[..., dict[str, Any]]:
     def run(calls: TargetCalls, arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         # urllib: on the first HTTP call
-        from mcp_tasks_aws.targets.http import authorise, build_request, redact
+        from mcp_tasks_aws.targets.http import MAX_BODY_BYTES, authorise, build_request, redact
 
         extra = {"taskId": ctx.task_id} if ctx.task_id is not None else {}
         request = build_request(tool.name, target, arguments, extra)  # checked, not yet signed
@@ -292,6 +292,10 @@ def _http_runner(tool: ToolDeclaration, target: HttpTarget) -> Callable[..., dic
         if not 200 <= answer.status < 300:
             return results.http_error_result(
                 request.method, request.url, answer.status, answer.body
+            )
+        if answer.truncated:
+            return results.body_too_large_result(
+                tool.name, request.method, request.url, answer.status, MAX_BODY_BYTES
             )
         content_type = {k.lower(): v for k, v in answer.headers.items()}.get("content-type")
         value = results.parsed(answer.body, content_type)
