@@ -48,7 +48,11 @@ def test_json_is_accepted_too(tmp_path: Path) -> None:
 def test_mcp_tasks_tools_may_name_a_declaration(tmp_path: Path) -> None:
     toolset = load_toolset(str(write(tmp_path, tool("echo", FUNCTION))))
     assert list(toolset.tools) == ["echo"]
-    assert toolset.tools["echo"].to_wire()["inputSchema"] == OBJECT
+    # Listed closed: the declared schema names what reaches the target, and nothing else does.
+    assert toolset.tools["echo"].to_wire()["inputSchema"] == {
+        **OBJECT,
+        "additionalProperties": False,
+    }
 
 
 def test_load_toolset_says_a_declaration_error_in_one_line(tmp_path: Path) -> None:
@@ -166,3 +170,17 @@ def test_a_missing_or_broken_file_is_one_line(tmp_path: Path) -> None:
 def test_an_unknown_top_level_field_is_refused(tmp_path: Path) -> None:
     path = write(tmp_path, tool("echo", FUNCTION), extra=True)
     assert error_of(path) == f"{path}: (top level): unknown field 'extra'"
+
+
+def test_a_schema_whose_arguments_cannot_be_read_must_say_whether_it_takes_others(
+    tmp_path: Path,
+) -> None:
+    schema = {"type": "object", "allOf": [{"$ref": "https://example.com/args.json"}]}
+    path = write(tmp_path, tool("echo", FUNCTION, inputSchema=schema))
+    assert error_of(path) == (
+        f"{path}: tool 'echo': inputSchema.allOf.0.$ref: 'https://example.com/args.json' cannot "
+        "be read here to know which arguments the target takes: refer inside the schema "
+        "(#/$defs/...), or say additionalProperties or unevaluatedProperties at its root"
+    )
+    said = {**schema, "additionalProperties": True}
+    assert load_declaration(write(tmp_path, tool("echo", FUNCTION, inputSchema=said))).tools

@@ -2,7 +2,9 @@
 
 Every declared tool is a `ToolSpec` with `raw_arguments` (the arguments, checked against the
 declared `inputSchema`, reach the target as one dict; a mismatch is -32602 naming the
-argument) and the declared `outputSchema`. What each target kind does:
+argument; the schema is closed to arguments it does not name unless it says otherwise:
+`targets.declaration.served_input_schema`) and the declared `outputSchema`. What each
+target kind does:
 
 - `lambda` sync: inline, Invoke (RequestResponse); the payload is the result, and a
   `FunctionError` an isError result with the function's error type and message.
@@ -32,7 +34,7 @@ from typing import Any, Final, Literal
 
 import mcp_tasks_aws.targets.results as results
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR, McpError
-from mcp_tasks_aws.targets.declaration import load_declaration
+from mcp_tasks_aws.targets.declaration import load_declaration, served_input_schema
 from mcp_tasks_aws.targets.models import (
     Declaration,
     HttpTarget,
@@ -158,7 +160,7 @@ def _spec(tool: ToolDeclaration, binding: TargetBinding) -> ToolSpec:
         ttl_ms=tool.ttl_ms,
         poll_interval_ms=tool.poll_interval_ms,
         annotations=tool.annotations,
-        handwritten_schema=tool.input_schema,
+        handwritten_schema=served_input_schema(tool.input_schema),
         scopes=frozenset(tool.scopes),
         max_poll_interval_ms=tool.max_poll_interval_ms,
         raw_arguments=True,
