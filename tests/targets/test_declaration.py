@@ -12,7 +12,7 @@ import pytest
 
 from mcp_tasks_aws.config import ToolsModuleError, load_toolset
 from mcp_tasks_aws.targets.declaration import DeclarationError, load_declaration
-from support.targets import EXAMPLE, MACHINE, OBJECT, tool, write
+from support.targets import EXAMPLE, MACHINE, OBJECT, SECRET_ARN, tool, write
 
 FUNCTION = {"kind": "lambda", "function": "echo-fn"}
 
@@ -97,6 +97,41 @@ def test_load_toolset_says_a_declaration_error_in_one_line(tmp_path: Path) -> No
             },
             "target.auth.secretArn",
             "is not a Secrets Manager secret ARN",
+        ),
+        (
+            {
+                "kind": "http",
+                "method": "GET",
+                "url": "https://x",
+                "auth": {
+                    "type": "bearer",
+                    "secretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:billing",
+                },
+            },
+            "target.auth.secretArn",
+            "'arn:aws:secretsmanager:us-east-1:123456789012:secret:billing' is a partial secret "
+            "ARN: give the complete one, ending in the 6 characters Secrets Manager adds to the "
+            "name (billing-AbCdEf); IAM matches only that",
+        ),
+        (
+            {
+                "kind": "http",
+                "method": "GET",
+                "url": "https://x.lambda-url.us-east-1.on.aws/",
+                "auth": {"type": "sigv4", "service": "lambda", "function": "arn:aws:s3:::b"},
+            },
+            "target.auth.function",
+            "is neither a function name nor a Lambda function ARN",
+        ),
+        (
+            {
+                "kind": "http",
+                "method": "GET",
+                "url": "https://x",
+                "auth": {"type": "bearer", "secretArn": SECRET_ARN, "function": "f"},
+            },
+            "target.auth.function",
+            "only sigv4 for service lambda (a function URL) names a function",
         ),
     ],
 )

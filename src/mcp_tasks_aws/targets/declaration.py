@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from mcp_tasks_aws.targets.models import (
+    COMPLETE_SECRET_NAME,
     FUNCTION_ARN,
     FUNCTION_NAME,
     JSON_SCHEMA_2020_12,
@@ -55,6 +56,7 @@ from mcp_tasks_aws.targets.models import (
 from mcp_tasks_aws.targets.openapi import operation_tools
 
 SCHEMA_FILE: Final = Path(__file__).with_name("declaration.schema.json")
+_QUALIFIED_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}(?::(?:\$LATEST|[A-Za-z0-9_-]{1,128}))?")
 
 __all__ = [
     "Declaration",
@@ -233,11 +235,37 @@ def _check_auth(file: str, tool: str, field: str, auth: Auth) -> None:
     if auth.type in ("apiKey", "bearer"):
         if auth.secret_arn is None:
             raise DeclarationError(file, f"{field}.secretArn", f"{auth.type} needs it", tool=tool)
-        if not SECRET_ARN.fullmatch(auth.secret_arn):
+        secret = SECRET_ARN.fullmatch(auth.secret_arn)
+        if secret is None:
             raise DeclarationError(
                 file,
                 f"{field}.secretArn",
                 f"{auth.secret_arn!r} is not a Secrets Manager secret ARN",
+                tool=tool,
+            )
+        if not COMPLETE_SECRET_NAME.fullmatch(secret["name"]):
+            raise DeclarationError(
+                file,
+                f"{field}.secretArn",
+                f"{auth.secret_arn!r} is a partial secret ARN: give the complete one, ending in "
+                f"the 6 characters Secrets Manager adds to the name ({secret['name']}-AbCdEf); "
+                "IAM matches only that",
+                tool=tool,
+            )
+    if auth.function is not None:
+        if auth.type != "sigv4" or auth.service != "lambda":
+            raise DeclarationError(
+                file,
+                f"{field}.function",
+                "only sigv4 for service lambda (a function URL) names a function",
+                tool=tool,
+            )
+        # NAME:QUALIFIER names an alias's URL.
+        if not (_QUALIFIED_NAME.fullmatch(auth.function) or FUNCTION_ARN.fullmatch(auth.function)):
+            raise DeclarationError(
+                file,
+                f"{field}.function",
+                f"{auth.function!r} is neither a function name nor a Lambda function ARN",
                 tool=tool,
             )
 
