@@ -118,6 +118,15 @@ def test_secrets_are_read_once_then_cached(clients: StubbedClients) -> None:
     assert targets.secret(SECRET) == targets.secret(SECRET) == "s3cret"
 
 
+def test_a_binary_secret_is_unusable_naming_it(clients: StubbedClients) -> None:
+    clients.stub("secretsmanager").add_response(
+        "get_secret_value", {"ARN": SECRET, "Name": "key", "SecretBinary": b"\x00k3y"}
+    )
+    with pytest.raises(TargetUnavailable) as caught:
+        AwsTargets(clients).secret(SECRET)
+    assert caught.value.message == f"Secret {SECRET}: Unusable (it holds binary data)"
+
+
 def test_a_denied_secret_names_it(clients: StubbedClients) -> None:
     clients.stub("secretsmanager").add_client_error(
         "get_secret_value", service_error_code="AccessDeniedException"

@@ -89,12 +89,15 @@ class AwsTargets:
             return cached[1]
         client = self.clients.get("secretsmanager")
         try:
-            value = str(client.get_secret_value(SecretId=secret_arn)["SecretString"])
+            answer = client.get_secret_value(SecretId=secret_arn)
         except Exception as exc:
             failure = unavailable(f"Secret {secret_arn}", exc)
             if failure is None:
                 raise
             raise failure from exc
+        if "SecretString" not in answer:  # a SecretBinary cannot be a header's key or token
+            raise TargetUnavailable(f"Secret {secret_arn}", "Unusable", "it holds binary data")
+        value = str(answer["SecretString"])
         with self._lock:
             self._secrets[secret_arn] = (now, value)
         return value
