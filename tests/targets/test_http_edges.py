@@ -163,6 +163,26 @@ def every_record() -> Iterator[EveryRecord]:
     root.setLevel(level)
 
 
+ItemClient = Callable[[FakeCalls, dict[str, str]], McpClient]
+
+
+@pytest.fixture
+def item_with(
+    tmp_path: Path, upstream: Upstream, make_client: Callable[..., McpClient]
+) -> ItemClient:
+    """A client of tool `item` (GET {upstream}/v1/items/{id}) given its calls and auth."""
+
+    def serve(calls: FakeCalls, auth: dict[str, str]) -> McpClient:
+        target = {"kind": "http", "method": "GET", "url": f"{upstream.url}/v1/items/{{id}}"}
+        entry = tool("item", {**target, "auth": auth}, inputSchema=ID_SCHEMA)
+        return make_client(bound(write(tmp_path, entry), calls))
+
+    return serve
+
+
+BEARER = {"type": "bearer", "secretArn": SECRET_ARN}
+
+
 @pytest.mark.parametrize(
     ("auth", "header", "sent"),
     [
@@ -172,9 +192,8 @@ def every_record() -> Iterator[EveryRecord]:
 )
 @pytest.mark.parametrize("stored", ["hunter2-XYZZY\n", "  hunter2-XYZZY \r\n", "\thunter2-XYZZY"])
 def test_a_secret_stored_with_surrounding_whitespace_is_sent_stripped(
-    tmp_path: Path,
     upstream: Upstream,
-    make_client: Callable[..., McpClient],
+    item_with: ItemClient,
     every_record: EveryRecord,
     auth: dict[str, str],
     header: str,
@@ -182,9 +201,7 @@ def test_a_secret_stored_with_surrounding_whitespace_is_sent_stripped(
     stored: str,
 ) -> None:
     calls = sending_for_real(FakeCalls(secrets={SECRET_ARN: stored}))
-    target = {"kind": "http", "method": "GET", "url": f"{upstream.url}/v1/items/{{id}}"}
-    target["auth"] = {**auth, "secretArn": SECRET_ARN}
-    client = make_client(bound(write(tmp_path, tool("item", target, inputSchema=ID_SCHEMA)), calls))
+    client = item_with(calls, {**auth, "secretArn": SECRET_ARN})
     result = client.tool_result("item", {"id": "7"})
     assert result.get("isError") is not True, result
     (received,) = upstream.received
@@ -194,20 +211,13 @@ def test_a_secret_stored_with_surrounding_whitespace_is_sent_stripped(
 
 @pytest.mark.parametrize("stored", ["hunter2\nXYZZY", "hunter2\x00XYZZY", "hunter2\u2603XYZZY"])
 def test_a_secret_http_cannot_carry_is_one_error_naming_its_arn_and_never_its_value(
-    tmp_path: Path,
     upstream: Upstream,
-    make_client: Callable[..., McpClient],
+    item_with: ItemClient,
     every_record: EveryRecord,
     stored: str,
 ) -> None:
     calls = sending_for_real(FakeCalls(secrets={SECRET_ARN: stored}))
-    target = {
-        "kind": "http",
-        "method": "GET",
-        "url": f"{upstream.url}/v1/items/{{id}}",
-        "auth": {"type": "bearer", "secretArn": SECRET_ARN},
-    }
-    client = make_client(bound(write(tmp_path, tool("item", target, inputSchema=ID_SCHEMA)), calls))
+    client = item_with(calls, BEARER)
     responses = [client.call_tool("item", {"id": "7"}) for _ in range(2)]
     for response in responses:
         assert response.status == 200
@@ -239,22 +249,15 @@ def echoing(status: int) -> Callable[[Received], Answer]:
 @pytest.mark.parametrize("status", [401, 500, 200])
 @pytest.mark.parametrize("stored", ["hunter2-XYZZY", 'hunter2"XYZZY\\'])
 def test_a_credential_the_upstream_echoes_is_redacted_from_the_result(
-    tmp_path: Path,
     upstream: Upstream,
-    make_client: Callable[..., McpClient],
+    item_with: ItemClient,
     every_record: EveryRecord,
     status: int,
     stored: str,
 ) -> None:
     upstream.answer = echoing(status)
     calls = sending_for_real(FakeCalls(secrets={SECRET_ARN: stored}))
-    target = {
-        "kind": "http",
-        "method": "GET",
-        "url": f"{upstream.url}/v1/items/{{id}}",
-        "auth": {"type": "bearer", "secretArn": SECRET_ARN},
-    }
-    client = make_client(bound(write(tmp_path, tool("item", target, inputSchema=ID_SCHEMA)), calls))
+    client = item_with(calls, BEARER)
     response = client.call_tool("item", {"id": "7"})
     (received,) = upstream.received
     assert received.headers["authorization"] == f"Bearer {stored}"  # it was sent, and echoed
@@ -266,17 +269,11 @@ def test_a_credential_the_upstream_echoes_is_redacted_from_the_result(
 
 
 def test_a_sigv4_signature_the_upstream_echoes_is_redacted(
-    tmp_path: Path, upstream: Upstream, make_client: Callable[..., McpClient]
+    upstream: Upstream, item_with: ItemClient
 ) -> None:
     upstream.answer = echoing(403)
-    calls = sending_for_real(FakeCalls())
-    target = {
-        "kind": "http",
-        "method": "GET",
-        "url": f"{upstream.url}/v1/items/{{id}}",
-        "auth": {"type": "sigv4", "region": "eu-west-1"},
-    }
-    client = make_client(bound(write(tmp_path, tool("item", target, inputSchema=ID_SCHEMA)), calls))
+    sigv4 = {"type": "sigv4", "region": "eu-west-1"}
+    client = item_with(sending_for_real(FakeCalls()), sigv4)
     result = client.tool_result("item", {"id": "7"})
     (received,) = upstream.received
     assert received.headers["authorization"].startswith("AWS4-HMAC-SHA256")
