@@ -189,6 +189,16 @@ def test_a_report_sets_the_status_message_with_its_progress(flow: Flow) -> None:
         flow.doors.report(record.task_id, record.execution_arn, "x", -1)
 
 
+def test_a_report_with_numbers_no_float_holds_is_refused_as_invalid(flow: Flow) -> None:
+    # The AskFunction answers a ValueError as McpInvalidRequest; an OverflowError would be a
+    # crash with a traceback.
+    record = flow.create()
+    assert record.execution_arn is not None
+    for progress, total in ((10**400, None), (1, 10**400)):
+        with pytest.raises(ValueError, match="too large"):
+            flow.doors.report(record.task_id, record.execution_arn, "x", progress, total)
+
+
 # -- cancel ---------------------------------------------------------------------------------
 
 

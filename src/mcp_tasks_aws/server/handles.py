@@ -77,6 +77,8 @@ _FINAL_READ_MARGIN_S: Final = 0.5
 """Time kept, before the request's deadline, for the read that follows a wait."""
 _CHANNEL: Final = {ELICIT: "elicitation", SAMPLE: "sampling", LIST_ROOTS: "roots"}
 _ANSWER_ACTIONS: Final = ("accept", "decline", "cancel")
+_MAX_WAIT_S: Final = 10**9
+"""Larger `waitSeconds` are refused (the wait is capped at the inline budget anyway)."""
 
 
 def declares_tasks(call: Call) -> bool:
@@ -529,7 +531,9 @@ def _wait_seconds(arguments: dict[str, Any], budget_ms: int) -> float:
     raw = arguments.get("waitSeconds", 0)
     if raw is None:
         return 0.0
-    if isinstance(raw, bool) or not isinstance(raw, int | float) or not raw >= 0:
+    # JSON numbers have no bound: an integer past a float's range (or 1e400, parsed as
+    # infinity) is refused like any other bad number, compared before any conversion.
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 <= raw < _MAX_WAIT_S:
         raise InvalidParams("waitSeconds: give a number of seconds >= 0")
     return min(float(raw), budget_ms / 1000)
 
