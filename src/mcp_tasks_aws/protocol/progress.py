@@ -72,7 +72,8 @@ def check_numbers(progress: float | None, total: float | None) -> None:
         # An integer past a float's range (JSON numbers have no bound) is refused here, as a
         # ValueError: converting it later would raise OverflowError instead.
         if value < 0 or not (-_FLOAT_MAX <= value <= _FLOAT_MAX) or not math.isfinite(value):
-            shown = value if isinstance(value, float) else "an integer too large for a float"
+            fits = isinstance(value, float) or abs(value) <= _FLOAT_MAX
+            shown = value if fits else "an integer too large for a float"
             raise ValueError(f"{name} must be a finite number >= 0, not {shown}")
     if total is not None and total <= 0:
         raise ValueError(f"total must be > 0, not {total}")
