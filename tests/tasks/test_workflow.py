@@ -5,6 +5,7 @@ the execution's end settling the task (the reconciler's `settle_workflow_end`)."
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -290,6 +291,46 @@ def test_other_ends_fail_the_task_with_the_error_and_cause(flow: Flow, status: s
     assert ended.error is not None
     assert ended.error["code"] == -32603
     assert ended.error["data"] == {"status": status, "error": "States.TaskFailed", "cause": "boom"}
+
+
+LAMBDA_CAUSE = json.dumps(
+    {
+        "errorMessage": "disk full on /var/deploy",
+        "errorType": "OSError",
+        "requestId": "4f1e-req",
+        "stackTrace": ['  File "/var/task/deploy.py", line 12, in handler\n    secret = "hunter2"'],
+    }
+)
+
+
+@pytest.mark.parametrize("error", ["OSError", "Rejected"])
+def test_a_lambda_failures_stack_trace_never_reaches_the_client(
+    flow: Flow, error: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A Lambda state that raised fails the execution with the function's error payload as its
+    # cause: the client reads the error name and the message, the log keeps the rest.
+    record = flow.create()
+    with caplog.at_level(logging.INFO):
+        flow.settle(record, "FAILED", error=error, cause=LAMBDA_CAUSE)
+    ended = flow.record(record.task_id)
+    shown = json.dumps([ended.error, ended.result])
+    assert "stackTrace" not in shown
+    assert "deploy.py" not in shown
+    assert "4f1e-req" not in shown
+    assert "disk full on /var/deploy" in shown
+    assert "deploy.py" in caplog.text  # the whole cause, for whoever runs the stack
+
+
+def test_a_long_cause_is_cut_to_its_first_line_and_a_bound(flow: Flow) -> None:
+    record = flow.create()
+    cause = "first line " + "x" * 5000 + "\nTraceback (most recent call last):\n  File ..."
+    flow.settle(record, "FAILED", error="States.TaskFailed", cause=cause)
+    error = flow.record(record.task_id).error
+    assert error is not None
+    shown = error["data"]["cause"]
+    assert shown.startswith("first line xxx")
+    assert "Traceback" not in shown
+    assert len(shown) <= 301
 
 
 @pytest.mark.parametrize("status", ["SUCCEEDED", "FAILED", "ABORTED"])
