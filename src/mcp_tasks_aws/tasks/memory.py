@@ -55,6 +55,8 @@ class InMemoryTaskStore:
         self._enter("put_new", record.task_id)
         with self._lock:
             if record.task_id in self._records:
+                if self._records[record.task_id] == record:
+                    return  # the same write again (a retry whose first try landed)
                 raise TaskAlreadyExists(record.task_id)
             self._records[record.task_id] = record
 

@@ -57,7 +57,8 @@ class TaskStore(Protocol):
         ...
 
     def put_new(self, record: TaskRecord) -> None:
-        """Create the record; raise TaskAlreadyExists if the id is taken."""
+        """Create the record; raise TaskAlreadyExists if the id is taken by another record.
+        The same record again (a retried write whose first try landed) is no error."""
         ...
 
     def apply(self, task_id: str, guard: Guard, changes: Changes) -> Applied | None:
