@@ -153,6 +153,16 @@ class Workflows(Protocol):
         """The output (JSON text) of an ended execution, when its status event left it out."""
         ...
 
+    def describe(self, execution_arn: str) -> str | None:
+        """The execution's status (`RUNNING`, `SUCCEEDED`, ...), or None if it does not exist
+        (how a start whose answer was lost, and the sweeper, learn whether it landed)."""
+        ...
+
+    def still_waiting(self, task_token: str) -> bool:
+        """Whether the state waiting on `task_token` still waits (a heartbeat, which changes
+        nothing else): False once it timed out or ended; True when that cannot be told."""
+        ...
+
 
 class DirectLegs(Protocol):
     """Runs a task's first leg at once, without a state machine (an asynchronous Lambda invoke)."""
