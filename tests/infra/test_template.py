@@ -1267,7 +1267,7 @@ ENTRY_POINTS = {
     "SweepFunction": (
         "handlers/sweep.py",
         "sweep_stranded",
-        [("tasks/sweep.py", "sweep_stranded")],
+        [("tasks/sweep.py", "sweep_stranded"), ("tasks/sweep.py", "_workflow_runs")],
     ),
     "AskFunction": (
         "handlers/ask.py",
