@@ -106,32 +106,30 @@ def test_a_running_workflow_is_adopted_and_looked_at_once(flow: Flow) -> None:
     assert flow.settle(record, "SUCCEEDED", output="{}") == "completed"
 
 
-def test_the_end_of_a_workflow_adopted_meanwhile_still_completes_its_task(flow: Flow) -> None:
-    # The reconciler read the task at leg 0, the sweeper adopted it before the reconciler's
-    # write: the completion, fenced by the leg it read, is refused, and made again.
-    record = flow.create()
+def sweep_just_before(flow: Flow, primitive: str) -> None:
+    """Run a sweep (past the bound) once, just before the next `primitive` lands."""
     flow.clock.advance(BOUND_MS)
 
     def before(name: str, _task_id: str) -> None:
-        if name == "apply:complete":
+        if name == primitive:
             flow.store.before_call = None
             sweep(flow)
 
     flow.store.before_call = before
+
+
+def test_the_end_of_a_workflow_adopted_meanwhile_still_completes_its_task(flow: Flow) -> None:
+    # The reconciler read the task at leg 0, the sweeper adopted it before the reconciler's
+    # write: the completion, fenced by the leg it read, is refused, and made again.
+    record = flow.create()
+    sweep_just_before(flow, "apply:complete")
     assert flow.settle(record, "SUCCEEDED", output='{"done": true}') == "completed"
     assert flow.record(record.task_id).status == "completed"
 
 
 def test_a_report_the_adoption_overtook_is_not_dropped(flow: Flow) -> None:
     record = flow.create()
-    flow.clock.advance(BOUND_MS)
-
-    def before(name: str, _task_id: str) -> None:
-        if name == "apply:report":
-            flow.store.before_call = None
-            sweep(flow)
-
-    flow.store.before_call = before
+    sweep_just_before(flow, "apply:report")
     assert flow.report(record, "deploying")
     assert flow.record(record.task_id).status_message == "deploying"
 

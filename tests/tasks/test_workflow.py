@@ -20,12 +20,6 @@ from mcp_tasks_aws.tasks.workflow import (
 from support.domain import ALICE, accept
 from support.targets import DONE, MACHINE, QUESTION, Flow, flow_of
 
-
-@pytest.fixture
-def flow(tmp_path: Path) -> Flow:
-    return flow_of(tmp_path)
-
-
 # -- start ----------------------------------------------------------------------------------
 
 

@@ -11,8 +11,6 @@ in-memory domain.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from mcp_tasks_aws.tasks.workflow import (
@@ -24,12 +22,7 @@ from mcp_tasks_aws.tasks.workflow import (
     execution_arn_for,
 )
 from support.domain import ALICE, accept
-from support.targets import DOOR_SECRET, MACHINE, QUESTION, Flow, flow_of
-
-
-@pytest.fixture
-def flow(tmp_path: Path) -> Flow:
-    return flow_of(tmp_path)
+from support.targets import DOOR_SECRET, MACHINE, QUESTION, Flow
 
 
 def reads(flow: Flow) -> list[str]:
