@@ -174,3 +174,19 @@ def test_a_retried_update_after_a_delivered_answer_reports_nothing(flow: Flow) -
     flow.service.update(ALICE, record.task_id, {key: accept(done=True)})
     assert len(flow.workflows.named("answer")) == 2
     assert flow.record(record.task_id).status_message is None
+
+
+def test_a_note_that_cannot_be_written_leaves_the_update_acknowledged(flow: Flow) -> None:
+    # The answer is recorded; only the note failed: the update is not answered as an error.
+    record = flow.create()
+    key = flow.ask(record, "token-1")
+    flow.workflows.dead_tokens.add("token-1")
+
+    def before(name: str, _task_id: str) -> None:
+        if name == "apply:report":
+            raise RuntimeError("injected report fault")
+
+    flow.store.before_call = before
+    flow.service.update(ALICE, record.task_id, {key: accept(done=True)})
+    flow.store.before_call = None
+    assert flow.record(record.task_id).answers[key] == accept(done=True)

@@ -406,9 +406,13 @@ class TaskService:
         if workflow.resume(self.workflows, record) or not answered:
             return
         logger.warning("task %s: an answer reached a workflow that stopped waiting", record.task_id)
-        # Fenced by the leg: a new question the workflow asked meanwhile wins.
+        # Fenced by the leg: a new question the workflow asked meanwhile wins. The answer is
+        # recorded already; a note that cannot be written is logged, not answered as an error.
         moved = transitions.report(record.leg, workflow.STALE_ANSWER_MESSAGE, self.clock())
-        self.store.apply(record.task_id, *moved)
+        try:
+            self.store.apply(record.task_id, *moved)
+        except Exception:
+            logger.warning("task %s: the note was not written", record.task_id, exc_info=True)
 
     # -- cancel -------------------------------------------------------------------------------
 
