@@ -124,6 +124,9 @@ def needed_by(parameters: dict[str, list[str]]) -> set[tuple[str, str, str]]:
         needed.add(("ApiFunction", "states:StartExecution", arn))
     for arn in parameters["ManagedExecutionArns"]:
         needed.add(("ApiFunction", "states:StopExecution", arn))
+        # Whether a start that failed to answer landed; whether a task's never did.
+        needed.add(("ApiFunction", "states:DescribeExecution", arn))
+        needed.add(("SweepFunction", "states:DescribeExecution", arn))
         needed.add(("ReconcileFunction", "states:DescribeExecution", arn))
     if parameters["ManagedWorkflowArns"]:
         needed.add(("ReconcileFunction", "dynamodb:GetItem", table))

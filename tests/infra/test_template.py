@@ -934,6 +934,10 @@ STAR_RESOURCE: dict[str, tuple[frozenset[str], str]] = {
         frozenset({"states:SendTaskSuccess"}),
         "Task-token APIs have no resource-level permissions: IAM accepts only '*'.",
     ),
+    "ProbeQuestions": (
+        frozenset({"states:SendTaskHeartbeat"}),
+        "Task-token APIs have no resource-level permissions: IAM accepts only '*'.",
+    ),
     "DeliverLogs": (
         frozenset(
             {
@@ -990,15 +994,25 @@ EXPECTED_ACTIONS = {
         "dynamodb:UpdateItem",
         "states:DescribeExecution",
     },
-    "AskFunction": {"dynamodb:GetItem", "dynamodb:UpdateItem"},
+    "AskFunction": {
+        "dynamodb:GetItem",
+        "dynamodb:UpdateItem",
+        "secretsmanager:GetSecretValue",
+        "states:SendTaskHeartbeat",
+    },
 }
 # Granted only when a declaration names a Standard machine (managed tools; the conditional
 # statements of `tests/infra/test_managed_iam.py`, which checks their resources): the
 # reconciler settles a declared workflow's end, reading its task, the output an event left
 # out, and writing a large result. The API's workflow calls (start, stop, answer, refuse) are
-# ones it makes for its own state machine already, so they add no action.
+# ones it makes for its own state machine already, so they add no action, but for the describe
+# that tells whether a start that failed to answer landed. (The sweeper's describe of a
+# workflow's execution is an action it has for its own machine: its resources are checked in
+# test_managed_iam.)
 MANAGED_ACTIONS = {
     "ReconcileFunction": {"dynamodb:GetItem", "states:DescribeExecution", "s3:PutObject"},
+    # A start that failed to answer is described before the task is failed.
+    "ApiFunction": {"states:DescribeExecution"},
 }
 # Granted for what Lambda does on a function's behalf, not for calls its code makes: each
 # function's on-failure destination is sent as the function (the reconciler's dead letters, the
@@ -1214,6 +1228,10 @@ ENTRY_POINTS = {
         "app.transport",
         [
             ("tasks/service.py", "TaskService"),
+            # A declared workflow's start, and its release on cancel.
+            ("tasks/workflow.py", "start_execution"),
+            ("tasks/workflow.py", "resume"),
+            ("tasks/workflow.py", "release"),
             ("app.py", "App.server"),
             ("tasks/watch.py", "Watch"),
             ("server/legacy/endpoint.py", "LegacyEndpoint"),
@@ -1249,12 +1267,16 @@ ENTRY_POINTS = {
     "SweepFunction": (
         "handlers/sweep.py",
         "sweep_stranded",
-        [("tasks/sweep.py", "sweep_stranded")],
+        [("tasks/sweep.py", "sweep_stranded"), ("tasks/sweep.py", "_workflow_runs")],
     ),
     "AskFunction": (
         "handlers/ask.py",
         "workflow_doors",
-        [("tasks/workflow.py", "WorkflowDoors"), ("app.py", "App.workflow_doors")],
+        [
+            ("tasks/workflow.py", "WorkflowDoors"),
+            ("app.py", "App.workflow_doors"),
+            ("protocol/request_state.py", "DerivedKeys"),
+        ],
     ),
 }
 

@@ -24,7 +24,7 @@ from mcp_tasks_aws.tasks.memory import InMemoryTaskStore
 from mcp_tasks_aws.tasks.model import TaskRecord
 from mcp_tasks_aws.tasks.reconcile import settle_workflow_end
 from mcp_tasks_aws.tasks.service import TaskService
-from mcp_tasks_aws.tasks.workflow import WorkflowDoors
+from mcp_tasks_aws.tasks.workflow import CAPABILITY_KEY, DoorKeys, WorkflowDoors
 from mcp_tasks_aws.tools.registry import ToolSet
 from support.clock import Clock
 from support.domain import ALICE, CAPABILITIES, START_MS, RecordingRunner, ResultBucket
@@ -34,6 +34,8 @@ MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:approve"
 SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:api-key-AbCdEf"
 OBJECT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 DONE = {"type": "object", "properties": {"done": {"type": "boolean"}}, "required": ["done"]}
+DOOR_SECRET = b"d" * 32
+"""The state secret a Flow's capabilities are sealed with."""
 QUESTION = {
     "method": "elicitation/create",
     "params": {"mode": "form", "message": "Deploy?", "requestedSchema": DONE},
@@ -118,7 +120,8 @@ def json_answer(status: int, body: Any) -> HttpAnswer:
 
 @dataclass
 class RecordingWorkflows:
-    """`tasks.ports.Workflows` that records each call; a token works once, as on AWS."""
+    """`tasks.ports.Workflows` that records each call; a token works once, as on AWS, and
+    executions exist once started (`describe`)."""
 
     calls: list[tuple[str, Any]] = field(default_factory=list)
     used_tokens: set[str] = field(default_factory=set)
@@ -126,25 +129,48 @@ class RecordingWorkflows:
     unavailable: str | None = None
     """The AWS error code the next start raises (TargetUnavailable), if any."""
     failing: set[str] = field(default_factory=set)
-    """Calls that raise the next time they are made (an AWS fault)."""
+    """Calls that raise the next time they are made, before they land (an AWS fault)."""
+    script: dict[str, list[str]] = field(default_factory=dict)
+    """Call -> how its next calls go, in turn: `fail` (raises before it lands), `unheard`
+    (lands, then raises: its answer was lost) or `ok`; then `ok`."""
+    executions: dict[str, str] = field(default_factory=dict)
+    """Execution ARN -> status, for every execution started."""
+    dead_tokens: set[str] = field(default_factory=set)
+    """Tokens of waiting states that timed out: they answer nothing any more."""
 
-    def _record(self, name: str, subject: Any) -> None:
+    def _record(self, name: str, subject: Any) -> str:
         self.calls.append((name, subject))
         if name in self.failing:
             self.failing.discard(name)
             raise RuntimeError(f"injected {name} fault")
+        outcome = self.script[name].pop(0) if self.script.get(name) else "ok"
+        if outcome == "fail":
+            raise RuntimeError(f"injected {name} fault")
+        return outcome
 
     def start(self, machine_arn: str, name: str, payload: dict[str, Any]) -> str:
-        self._record("start", (machine_arn, name, payload))
+        outcome = self._record("start", (machine_arn, name, payload))
         if self.unavailable is not None:
             raise TargetUnavailable(f"State machine {machine_arn}", self.unavailable)
-        return machine_arn.replace(":stateMachine:", ":execution:") + f":{name}"
+        arn = machine_arn.replace(":stateMachine:", ":execution:") + f":{name}"
+        self.executions.setdefault(arn, "RUNNING")  # a second start of it is a no-op
+        if outcome == "unheard":
+            raise TimeoutError("start landed, but its answer was lost (injected)")
+        return arn
+
+    def describe(self, execution_arn: str) -> str | None:
+        self._record("describe", execution_arn)
+        return self.executions.get(execution_arn)
+
+    def still_waiting(self, task_token: str) -> bool:
+        self._record("still_waiting", task_token)
+        return task_token not in self.dead_tokens and task_token not in self.used_tokens
 
     def stop(self, execution_arn: str) -> None:
         self._record("stop", execution_arn)
 
     def _use(self, token: str) -> bool:
-        if token in self.used_tokens:
+        if token in self.used_tokens or token in self.dead_tokens:
             return False
         self.used_tokens.add(token)
         return True
@@ -184,7 +210,9 @@ class Flow:
             results=self.results,
             clock=self.clock,
         )
-        self.doors = WorkflowDoors(self.store, clock=self.clock)
+        self.keys = DoorKeys(DOOR_SECRET, clock=self.clock)
+        self.service.door_keys = self.keys
+        self.doors = WorkflowDoors(self.store, self.keys, self.workflows, clock=self.clock)
         self.legs = LegRunner(
             self.store,
             self.runner,
@@ -203,9 +231,33 @@ class Flow:
         assert record is not None
         return record
 
-    def ask(self, record: TaskRecord, token: str = "token-1") -> str:
+    def capability(self, record: TaskRecord) -> str:
+        """The capability the task's start put in its execution's input."""
+        for _, name, payload in self.workflows.named("start"):
+            if name == record.task_id:
+                capability: str = payload[CAPABILITY_KEY]
+                return capability
+        raise AssertionError(f"task {record.task_id} was never started")
+
+    def ask(
+        self, record: TaskRecord, token: str = "token-1", request: dict[str, Any] | None = None
+    ) -> str:
+        """The task's own execution asks (its ARN, its capability)."""
         assert record.execution_arn is not None
-        return self.doors.ask(record.task_id, record.execution_arn, token, QUESTION)
+        return self.doors.ask(
+            record.task_id,
+            record.execution_arn,
+            token,
+            request or QUESTION,
+            self.capability(record),
+        )
+
+    def report(self, record: TaskRecord, message: str, *numbers: Any) -> bool:
+        """The task's own execution reports (`numbers`: progress, total)."""
+        assert record.execution_arn is not None
+        capability = self.capability(record)
+        arn = record.execution_arn
+        return self.doors.report(record.task_id, arn, message, *numbers, capability=capability)
 
     def settle(self, record: TaskRecord, status: str, **details: Any) -> str:
         assert record.execution_arn is not None

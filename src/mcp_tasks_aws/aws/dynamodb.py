@@ -164,17 +164,23 @@ class DynamoTaskStore:
         return heads
 
     def put_new(self, record: TaskRecord) -> None:
+        item = encode(record)
         try:
             with transient_as_busy():
                 self.client.put_item(
                     TableName=self.table,
-                    Item=encode(record),
+                    Item=item,
                     # Durable creation: the id is new, or nothing is written.
                     ConditionExpression="attribute_not_exists(taskId)",
+                    # A refusal shows what holds the id: this very write, if an earlier try
+                    # of it (the SDK's, after a lost answer) landed.
+                    ReturnValuesOnConditionCheckFailure="ALL_OLD",
                 )
         except Exception as exc:
             code = client_error_code(exc)
             if code == _CONDITION_FAILED:
+                if _same_item(client_error_item(exc), item):
+                    return  # our own write, landed unheard: one task, created
                 raise TaskAlreadyExists(record.task_id) from exc
             if code == _TOO_LARGE:
                 raise TaskTooLarge(record.task_id) from exc
@@ -263,6 +269,12 @@ class DynamoTaskStore:
             if len(found) >= limit:
                 break
         return found[:limit]
+
+
+def _same_item(found: dict[str, Any] | None, written: dict[str, Any]) -> bool:
+    """Whether the item a refused create found is the one it writes (compared as records:
+    DynamoDB may give a set back in another order, or a number in another spelling)."""
+    return found is not None and decode(found) == decode(written)
 
 
 def _position(key: dict[str, Any]) -> str:

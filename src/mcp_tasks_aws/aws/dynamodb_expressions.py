@@ -128,8 +128,9 @@ def unstarted_after(changes: Changes) -> bool | None:
     """Whether the task is in `UnstartedIndex` after `changes` (None: as before).
 
     In it: a task no leg claimed yet (leg 0), or one its direct leg parked without a token (it
-    asked; no execution holds it until one attaches). Out: once a leg claims or parks it with
-    a token, an execution attaches, or it ends.
+    asked; no execution holds it until one attaches). Out: once a leg claims it (or the
+    sweeper adopts a workflow's task: the same move of the leg), parks it with a token, an
+    execution attaches, or it ends.
     """
     puts = {op.field: op.value for op in changes.ops if isinstance(op, Put)}
     if puts.get("status") in TERMINAL_STATUSES or "task_token" in puts or "held_by" in puts:
@@ -137,7 +138,7 @@ def unstarted_after(changes: Changes) -> bool | None:
     if puts.get("status") == "input_required":  # a park without a token: a direct leg's
         return True
     if any(isinstance(op, NextLeg) for op in changes.ops):
-        return False  # a claim
+        return False  # a claim, or an adoption
     return None
 
 

@@ -24,9 +24,10 @@ ever turns into a Decimal. Item layout:
 | unstartedShard | S | only while nothing holds the task for good: `UnstartedIndex` |
 
 `UnstartedIndex` is sparse: `unstartedShard` (the task id's first hex digit, 16 shards) is
-written with a new task, removed when a leg claims it, set again when its direct leg parks it
-without a token (the execution it starts has not attached), and removed for good once an
-execution holds it or it ends (`aws.dynamodb_expressions.unstarted_after`). The sweeper
+written with a new task (a declared workflow's too), removed when a leg claims it (or the
+sweeper adopts a workflow's task whose execution it saw run), set again when its direct leg
+parks it without a token (the execution it starts has not attached), and removed for good once
+an execution holds it or it ends (`aws.dynamodb_expressions.unstarted_after`). The sweeper
 (`tasks.sweep`) reads it to find stranded tasks, keyed by `lastUpdatedAt`, without a Scan.
 """
 
@@ -93,8 +94,9 @@ def encode(record: TaskRecord) -> dict[str, Any]:
         item["pollIntervalMaxMs"] = number(record.poll_interval_max_ms)
     if record.asked_keys:
         item["askedKeys"] = {"SS": sorted(record.asked_keys)}
-    # A declared workflow's task is its execution's from the start: never a sweep candidate.
-    if record.status in ACTIVE_STATUSES and record.leg == 0 and record.execution_arn is None:
+    # A declared workflow's task too: the sweeper must find it if its start never landed
+    # (it leaves once the sweeper saw its execution run: `adopt` moves its leg on).
+    if record.status in ACTIVE_STATUSES and record.leg == 0:
         item[UNSTARTED_SHARD] = string(record.task_id[:1])
     if record.held_by != "execution":  # absent reads as execution (items from before)
         item["heldBy"] = string(record.held_by)

@@ -6,8 +6,9 @@
   function's own credentials, and HTTP through `targets.http` (the standard library).
 - `StepFunctionsWorkflows` fills `tasks.ports.Workflows`: a declared Standard machine's
   execution named after the task (`StartExecution`, idempotent), `StopExecution` on cancel,
-  `SendTaskSuccess` / `SendTaskFailure` for a state waiting on a question, `DescribeExecution`
-  for an output the status event left out.
+  `SendTaskSuccess` / `SendTaskFailure` for a state waiting on a question, `SendTaskHeartbeat`
+  to learn whether it still waits, `DescribeExecution` for an output the status event left
+  out and to learn whether a start whose answer was lost landed.
 
 A call the resource refuses (missing, throttled, denied, invalid) raises
 `TargetUnavailable(target, code)`: the target named, the AWS error code, nothing of the
@@ -22,7 +23,7 @@ import time
 from typing import TYPE_CHECKING, Any, Final
 
 from mcp_tasks_aws.aws.clients import Clients
-from mcp_tasks_aws.aws.errors import client_error_code
+from mcp_tasks_aws.aws.errors import client_error_code, transient_as_busy
 from mcp_tasks_aws.aws.stepfunctions import send_task_failure, send_task_success
 from mcp_tasks_aws.targets.ports import HttpAnswer, HttpRequest, Invoked, SyncRun
 from mcp_tasks_aws.tasks.exceptions import TargetUnavailable
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 SECRET_CACHE_S: Final = 300
 _NOT_RUNNING: Final = {"ExecutionDoesNotExist", "ExecutionNotRunning"}
+_DEAD_TOKEN: Final = {"TaskTimedOut", "TaskDoesNotExist"}
 
 
 def unavailable(target: str, exc: BaseException) -> TargetUnavailable | None:
@@ -161,3 +163,29 @@ class StepFunctionsWorkflows:
         answer = self.client.describe_execution(executionArn=execution_arn)
         output = answer.get("output")
         return str(output) if output is not None else None
+
+    def describe(self, execution_arn: str) -> str | None:
+        # A read: safe to repeat. Throttling and 5xx are Throttled (the caller may look
+        # again later); a missing execution is an answer, not a fault.
+        try:
+            with transient_as_busy():
+                answer = self.client.describe_execution(executionArn=execution_arn)
+        except Exception as exc:
+            if client_error_code(exc) == "ExecutionDoesNotExist":
+                return None
+            raise
+        return str(answer["status"])
+
+    def still_waiting(self, task_token: str) -> bool:
+        # A heartbeat changes nothing but a HeartbeatSeconds clock, and repeats safely. A
+        # state that timed out (or ended) answers TaskTimedOut / TaskDoesNotExist; anything
+        # else (InvalidToken included, what an emulator answers for a live token without
+        # HeartbeatSeconds) keeps the question: only a dead token may be replaced.
+        try:
+            with transient_as_busy():
+                self.client.send_task_heartbeat(taskToken=task_token)
+        except Exception as exc:
+            if client_error_code(exc) in _DEAD_TOKEN:
+                return False
+            raise
+        return True

@@ -8,7 +8,8 @@ each to the functions that make the call, and nothing when a list is empty):
 - `ManagedWorkflowArns`: every Standard `stateMachine` target: `states:StartExecution` for
   the API, and the end-of-execution rule that reaches the reconciler.
 - `ManagedExecutionArns`: their executions, `arn:...:execution:NAME:*` (named after task
-  ids): `states:StopExecution` (API), `states:DescribeExecution` (reconciler).
+  ids): `states:StopExecution` (API), `states:DescribeExecution` (API, for a start that
+  failed to answer; reconciler; sweeper).
 - `ManagedExpressArns`: every Express `stateMachine` target: `states:StartSyncExecution`
   (API, worker).
 - `ManagedSecretArns`: every `secretArn` of an HTTP target's auth:

@@ -27,6 +27,7 @@ logic here never imports boto3.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -49,7 +50,8 @@ from mcp_tasks_aws.tools.context import ToolContext
 from mcp_tasks_aws.tools.registry import ToolSet
 from mcp_tasks_aws.tools.specs import TaskPolicy, ToolResult, ToolSpec
 
-CAUSE_CHARS: Final = 1000
+LOGGED_CAUSE_CHARS: Final = 32 * 1024
+logger = logging.getLogger(__name__)
 _WORKFLOW_ENDS: Final = {"FAILED": "failed", "TIMED_OUT": "timed out", "ABORTED": "was aborted"}
 
 
@@ -244,8 +246,19 @@ def workflow_failure(
     cause: str | None,
 ) -> tuple[Literal["result", "error"], dict[str, Any]]:
     """An execution that did not succeed: a tool error when its error is one the declaration
-    names (`toolErrors`), else the task's JSON-RPC error carrying the error and the cause."""
-    cut = (cause or "")[:CAUSE_CHARS]
+    names (`toolErrors`), else the task's JSON-RPC error carrying the error and the cause.
+
+    The client reads the error name and one cut line of the cause (`results.cause_message`:
+    a Lambda state's stack trace never reaches it); the whole cause goes to the log."""
+    cut = results.cause_message(cause) or ""
+    if cause and cause.strip() != cut:
+        logger.info(
+            "tool %s: its workflow ended %s (%s); the client reads a cut cause, whole here: %s",
+            tool.name,
+            status,
+            error,
+            cause[:LOGGED_CAUSE_CHARS],
+        )
     if status == "FAILED" and error is not None and error in target.tool_errors:
         text = f"{error}: {cut}" if cut else error
         return "result", {"content": [{"type": "text", "text": text}], "isError": True}
