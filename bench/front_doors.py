@@ -41,7 +41,18 @@ from typing import Any
 
 import cold_start
 from common import PROJECT_ROOT, PYTHON, deployed_environment, lambda_context_fields, mcp_event
-from cost_model import CASES, MEMORY_MB, PRICES, STORE_POLL_S, Bill, Measured, Op, bill
+from cost_model import (
+    CASES,
+    MEMORY_MB,
+    PRICES,
+    STORE_POLL_S,
+    Bill,
+    Measured,
+    Op,
+    bill,
+    bill_work,
+    timeline,
+)
 from costs import measure_path, per_million
 
 REST_REQUEST = 3.50 / 1e6  # REST API, first 333 M requests a month (2025 list price)
@@ -257,17 +268,8 @@ def streamed_bill(number: int, m: Measured) -> StreamedBill:
         b = polled
     else:
         b = StreamedBill(memory=base.memory, transitions=base.transitions)
-        b.add(m.create)
-        if case.asks:
-            b.add(m.leg_asks, request=False)
-            if m.leg_attach is not None:
-                b.add(m.leg_attach, request=False)
-            b.add(m.update)
-            b.add(m.leg_resumed, waiting_s=case.work_s, request=False)
-            ends = 30.0 + case.work_s + 0.1
-        else:
-            b.add(m.leg_done, waiting_s=case.work_s, request=False)
-            ends = case.work_s + 0.1
+        bill_work(b, case, m)
+        ends = timeline(case).ends_at
         held = math.ceil(ends / STORE_POLL_S) * STORE_POLL_S  # seen at the next store read
         while held > 0:
             window = min(held, STREAM_WINDOW_S)

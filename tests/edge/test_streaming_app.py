@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from local.test_asgi import Exchange
 from mcp_tasks_aws.edge.apigw import principal_of
 from mcp_tasks_aws.edge.streaming import (
     LAMBDA_CONTEXT_HEADER,
@@ -25,34 +26,6 @@ from mcp_tasks_aws.edge.streaming import (
 )
 from mcp_tasks_aws.protocol.transport import HttpResponse
 from mcp_tasks_aws.server.live import ClientGone
-
-
-class Exchange:
-    """One HTTP exchange as ASGI sees it; the client leaves after `leave_after` seconds."""
-
-    def __init__(self, body: bytes = b"{}", *, leave_after: float | None = None) -> None:
-        self.body = body
-        self.leave_after = leave_after
-        self.sent: list[dict[str, Any]] = []
-        self._read = False
-
-    async def receive(self) -> dict[str, Any]:
-        if not self._read:
-            self._read = True
-            return {"type": "http.request", "body": self.body, "more_body": False}
-        await asyncio.sleep(3600 if self.leave_after is None else self.leave_after)
-        return {"type": "http.disconnect"}
-
-    async def send(self, message: dict[str, Any]) -> None:
-        self.sent.append(message)
-
-    @property
-    def status(self) -> int:
-        return int(self.sent[0]["status"])
-
-    @property
-    def body_bytes(self) -> bytes:
-        return b"".join(m.get("body", b"") for m in self.sent[1:])
 
 
 def scope(path: str = "/mcp", method: str = "POST", headers: dict[str, str] | None = None) -> Any:
@@ -158,7 +131,7 @@ def test_the_follow_up_invocation_is_acknowledged_and_never_served_as_mcp() -> N
     follow_up = Exchange(json.dumps({"some": "event"}).encode())
     serve(app, follow_up, path=PASS_THROUGH_PATH)
     assert follow_up.status == 200
-    assert json.loads(follow_up.body_bytes) == {"acknowledged": True}
+    assert json.loads(follow_up.content) == {"acknowledged": True}
     assert recorder.events == []  # the edge never saw it
     assert app.follow_ups == 1
 
@@ -178,11 +151,11 @@ def test_an_empty_body_behind_the_streamed_integration_gets_one(
     # Behind API Gateway's streamed integration: never an empty streamed body (it would hang)
     padded = serve(StreamingApp(empty, inline_deadline_s=1, pad_empty_bodies=True), Exchange())
     assert padded.status == padded_status
-    assert padded.body_bytes == b"{}"
+    assert padded.content == b"{}"
     # Served directly (make run): exactly the transport's answer, no body
     plain = serve(StreamingApp(empty, inline_deadline_s=1), Exchange())
     assert plain.status == status
-    assert plain.body_bytes == b""
+    assert plain.content == b""
 
 
 def test_a_streamed_answer_goes_out_chunk_by_chunk() -> None:

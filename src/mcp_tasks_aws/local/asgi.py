@@ -103,8 +103,9 @@ class _ResponseStream:
             await self.send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-class LambdaHttpApp:
-    """Serves `handler` at `paths` with the function's timeout, as API Gateway would.
+class ApiGatewayFront:
+    """What both emulated front doors share: the function they serve and its timeout, API
+    Gateway's routes, authorizer and payload limit, and one access line per request.
 
     `jwt_authorizer` stands for a route with API Gateway's JWT authorizer in front (the event
     then carries the bearer token's claims); off, the function sees the raw header only.
@@ -112,13 +113,12 @@ class LambdaHttpApp:
 
     def __init__(
         self,
-        handler: Handler,
+        handler: Any,
         *,
         timeout_s: float,
         paths: frozenset[str] = frozenset({"/mcp"}),
         jwt_authorizer: bool = True,
         max_body_bytes: int = API_GATEWAY_MAX_BODY,
-        max_concurrency: int = 64,
         access_log: Callable[[str], None] | None = None,
     ) -> None:
         self.handler = handler
@@ -127,21 +127,6 @@ class LambdaHttpApp:
         self.paths = paths
         self.jwt_authorizer = jwt_authorizer
         self.max_body_bytes = max_body_bytes
-        self._executor = ThreadPoolExecutor(max_concurrency, thread_name_prefix="lambda-api")
-        self._running: set[HandlerCall] = set()
-        self._lock = threading.Lock()
-
-    def close(self) -> None:
-        """Stop every handler still running (a listen window, say), as Lambda would end its
-        environments, and wait a moment for them: none may outlive the stack's AWS."""
-        with self._lock:
-            running = list(self._running)
-        for call in running:
-            call.interrupt()
-        self._executor.shutdown(wait=False, cancel_futures=True)
-        deadline = time.monotonic() + _CLOSE_WAIT_S
-        while self._running and time.monotonic() < deadline:
-            time.sleep(0.01)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -160,14 +145,52 @@ class LambdaHttpApp:
             )
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send, seen: _Seen | None) -> None:
+        raise NotImplementedError
+
+    async def _admitted_body(
+        self, scope: Scope, receive: Receive, send: Send, seen: _Seen | None
+    ) -> bytes | None:
+        """The body of a request API Gateway lets through; None once it answered instead
+        (404 off its routes, 413 over its payload limit)."""
         if scope["path"] not in self.paths:
             await _plain(send, 404, b"Not Found: the endpoint is /mcp")
-            return
+            return None
         body = await _read_body(receive, self.max_body_bytes)
         if seen is not None:
             seen.request = body
         if body is None:
             await _plain(send, 413, json.dumps({"message": "Request Entity Too Large"}).encode())
+        return body
+
+    def close(self) -> None:
+        """Stop whatever the function still runs, as Lambda ends its environments."""
+
+
+class LambdaHttpApp(ApiGatewayFront):
+    """Serves `handler` at `paths` with the function's timeout, as the HTTP API would
+    (the `BUFFERED` front door)."""
+
+    def __init__(self, handler: Handler, *, max_concurrency: int = 64, **front: Any) -> None:
+        super().__init__(handler, **front)  # `ApiGatewayFront`'s settings
+        self._executor = ThreadPoolExecutor(max_concurrency, thread_name_prefix="lambda-api")
+        self._running: set[HandlerCall] = set()
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Stop every handler still running (a listen window, say), as Lambda would end its
+        environments, and wait a moment for them: none may outlive the stack's AWS."""
+        with self._lock:
+            running = list(self._running)
+        for call in running:
+            call.interrupt()
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + _CLOSE_WAIT_S
+        while self._running and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, seen: _Seen | None) -> None:
+        body = await self._admitted_body(scope, receive, send, seen)
+        if body is None:
             return
         query = scope.get("query_string", b"").decode("latin-1")
         client = scope.get("client") or ("127.0.0.1", 0)
@@ -364,7 +387,7 @@ async def _watch_disconnect(receive: Receive, stream: _ResponseStream) -> None:
             return
 
 
-class RestStreamingApp:
+class RestStreamingApp(ApiGatewayFront):
     """The `STREAMING` front door as API Gateway's REST API puts it in front of the app.
 
     The app (`edge.streaming.StreamingApp`, what the Lambda Web Adapter serves deployed) runs
@@ -379,24 +402,8 @@ class RestStreamingApp:
     - at the function's timeout the response ends, as Lambda ends the invocation.
     """
 
-    def __init__(
-        self,
-        handler: Callable[[Scope, Receive, Send], Awaitable[None]],
-        *,
-        timeout_s: float,
-        paths: frozenset[str] = frozenset({"/mcp"}),
-        jwt_authorizer: bool = True,
-        max_body_bytes: int = API_GATEWAY_MAX_BODY,
-        stage: str = "api",
-        access_log: Callable[[str], None] | None = None,
-    ) -> None:
-        self.handler = handler
-        self.timeout_s = timeout_s
-        self.paths = paths
-        self.jwt_authorizer = jwt_authorizer
-        self.max_body_bytes = max_body_bytes
-        self.stage = stage
-        self.access_log = access_log
+    stage = "api"
+    """The REST API's stage: the function sees it in the request context (and the path)."""
 
     def close(self) -> None:
         """Stop what the app still serves (a listen window, say), as Lambda would end its
@@ -405,31 +412,12 @@ class RestStreamingApp:
         if close is not None:
             close()
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            return
-        started = time.monotonic()
-        seen = _Seen(send)
-        try:
-            await self._serve(scope, receive, seen.send, seen)
-        finally:
-            if self.access_log is not None:
-                elapsed_ms = (time.monotonic() - started) * 1000
-                self.access_log(
-                    access_line(scope["method"], scope["path"], seen.request, seen, elapsed_ms)
-                )
-
-    async def _serve(self, scope: Scope, receive: Receive, send: Send, seen: _Seen) -> None:
-        if scope["path"] not in self.paths:
-            await _plain(send, 404, b"Not Found: the endpoint is /mcp")
-            return
-        if scope["method"] == "OPTIONS":
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, seen: _Seen | None) -> None:
+        if scope["method"] == "OPTIONS" and scope["path"] in self.paths:
             await _complete(send, 204, {"allow": "GET, POST, DELETE, OPTIONS"}, b"")
             return
-        body = await _read_body(receive, self.max_body_bytes)
-        seen.request = body
+        body = await self._admitted_body(scope, receive, send, seen)
         if body is None:
-            await _plain(send, 413, json.dumps({"message": "Request Entity Too Large"}).encode())
             return
         headers = [
             (name, value)

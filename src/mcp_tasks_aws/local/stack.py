@@ -43,7 +43,7 @@ from mcp_tasks_aws.app import App
 from mcp_tasks_aws.aws.clients import Clients
 from mcp_tasks_aws.config import Settings, ToolsModuleError, load_toolset
 from mcp_tasks_aws.edge.auth_settings import WELL_KNOWN
-from mcp_tasks_aws.local.asgi import LambdaHttpApp, RestStreamingApp
+from mcp_tasks_aws.local.asgi import ApiGatewayFront, LambdaHttpApp, RestStreamingApp
 from mcp_tasks_aws.local.auth import oauth_for_stack
 from mcp_tasks_aws.local.aws import REGION, start_local_aws
 from mcp_tasks_aws.local.managed import ManagedLocal, start_managed
@@ -261,23 +261,14 @@ class EmbeddedStack:
             lambda event, context: self.reconcile_handler(event, context), workflows=workflows
         )
         # In AuthMode OAUTH the route has no authorizer: the function checks tokens itself.
-        self.app: LambdaHttpApp | RestStreamingApp
-        if self.front_door == "streaming":
-            self.app = RestStreamingApp(
-                self.api_handler,
-                timeout_s=self.aws.function_timeouts["ApiFunction"],
-                paths=ROUTED_PATHS,
-                jwt_authorizer=self.settings.auth.mode != "oauth",
-                access_log=access_logger.info if self._access_log else None,
-            )
-        else:
-            self.app = LambdaHttpApp(
-                self.api_handler,
-                timeout_s=self.aws.function_timeouts["ApiFunction"],
-                paths=ROUTED_PATHS,
-                jwt_authorizer=self.settings.auth.mode != "oauth",
-                access_log=access_logger.info if self._access_log else None,
-            )
+        front = RestStreamingApp if self.front_door == "streaming" else LambdaHttpApp
+        self.app: ApiGatewayFront = front(
+            self.api_handler,
+            timeout_s=self.aws.function_timeouts["ApiFunction"],
+            paths=ROUTED_PATHS,
+            jwt_authorizer=self.settings.auth.mode != "oauth",
+            access_log=access_logger.info if self._access_log else None,
+        )
 
     def _build_functions(self, toolset: ToolSet) -> None:
         """The functions' Apps and handlers around `toolset`, put in service together.
