@@ -75,8 +75,11 @@ def test_each_rest_authorizer_names_the_caller_the_http_api_would() -> None:
     for rest, http in ((rest_iam, http_iam), (rest_jwt, http_jwt), (rest_lambda, http_lambda)):
         translated = {"requestContext": {"authorizer": authorizer_of(rest)}}
         assert principal_of(translated) == principal_of({"requestContext": {"authorizer": http}})
-    # No authorizer (AuthMode NONE): the anonymous caller, whatever the identity's source IP
+    # No authorizer (AuthMode NONE): the anonymous caller, whatever the identity's source IP,
+    # and whatever empty fields a method without an authorizer carries
     assert authorizer_of({"identity": {"sourceIp": "1.2.3.4"}}) is None
+    empty = {"authorizer": {"claims": {}, "principalId": None}, "identity": {"userArn": None}}
+    assert authorizer_of(empty) is None
 
 
 def test_the_request_context_comes_from_the_adapters_header_only() -> None:

@@ -97,8 +97,9 @@ def authorizer_of(request_context: dict[str, Any]) -> dict[str, Any] | None:
     """
     authorizer = request_context.get("authorizer")
     if isinstance(authorizer, dict):
+        # Empty fields are no authorizer: a method without one may still carry the key.
         claims = authorizer.get("claims")
-        if isinstance(claims, dict):
+        if isinstance(claims, dict) and claims:
             return {"jwt": {"claims": claims, "scopes": None}}
         if authorizer.get("principalId"):
             return {"lambda": {"principalId": authorizer["principalId"]}}
