@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from mypy_boto3_stepfunctions.client import SFNClient
 
 SECRET_CACHE_S: Final = 300
+NOT_ANSWERED_IN_TIME: Final = "it did not answer in time; it was called once, not again"
 _NOT_RUNNING: Final = {"ExecutionDoesNotExist", "ExecutionNotRunning"}
 _DEAD_TOKEN: Final = {"TaskTimedOut", "TaskDoesNotExist"}
 
@@ -43,7 +44,11 @@ def unavailable(target: str, exc: BaseException) -> TargetUnavailable | None:
     code = client_error_code(exc)
     if code is None:
         name = type(exc).__name__
-        if name in ("EndpointConnectionError", "ConnectTimeoutError", "ReadTimeoutError"):
+        if name == "ReadTimeoutError":
+            # Sent once (`aws.call_policies.ONCE`), with all the time the caller had: it may
+            # have run, and is not sent again.
+            return TargetUnavailable(target, name, NOT_ANSWERED_IN_TIME)
+        if name in ("EndpointConnectionError", "ConnectTimeoutError"):
             return TargetUnavailable(target, name)
         return None
     return TargetUnavailable(target, code)
