@@ -88,7 +88,9 @@ CALLS: Final = (
         REPEATABLE,
         "conditional creates (a task: `attribute_not_exists`; a 2025-11-25 call, a question "
         "hold: their guards): a second copy meets its own condition",
-        _NONCE_READ_BACK,
+        "a refusal returns the item (ALL_OLD): a task's create finds the very item it wrote; "
+        "a session write finds its own nonce (`lastWrite`, as below): either way it landed "
+        "and is reported made (`aws.dynamodb`, `aws.sessions`)",
     ),
     Call(
         "dynamodb",
