@@ -254,12 +254,18 @@ def assert_in_the_table(calls: set[tuple[str, str, str | None]]) -> None:
     assert calls - rows == set()
 
 
-def test_every_call_of_a_task_on_the_direct_path_has_a_row() -> None:
+@contextmanager
+def recorded(tools: str) -> Iterator[tuple[TaskClient, CallRecorder]]:
+    """An embedded stack serving `tools`, every call made through our clients recorded."""
     with (
         CallRecorder().installed() as recorder,
-        EmbeddedStack(env={"MCP_TASKS_TOOLS": "conformance"}) as stack,
+        EmbeddedStack(env={"MCP_TASKS_TOOLS": tools}) as stack,
     ):
-        client = TaskClient(stack, WorkerDispatch(stack))
+        yield TaskClient(stack, WorkerDispatch(stack)), recorder
+
+
+def test_every_call_of_a_task_on_the_direct_path_has_a_row() -> None:
+    with recorded("conformance") as (client, recorder):
         task_id = client.create("confirm_delete", {"filename": "table.txt"})
         asked = client.wait_input(task_id, timeout=10)
         key = next(iter(asked["inputRequests"]))
@@ -276,11 +282,7 @@ def test_every_call_of_a_task_on_the_direct_path_has_a_row() -> None:
 
 def test_every_call_of_the_declared_targets_has_a_row() -> None:
     approve = {"action": "accept", "content": {"approve": True, "approver": "ada"}}
-    with (
-        CallRecorder().installed() as recorder,
-        EmbeddedStack(env={"MCP_TASKS_TOOLS": "examples/managed/tools.yaml"}) as stack,
-    ):
-        client = TaskClient(stack, WorkerDispatch(stack))
+    with recorded("examples/managed/tools.yaml") as (client, recorder):
         client.rpc("tools/call", {"name": "word_count", "arguments": {"text": "a b"}})
         client.rpc("tools/call", {"name": "quote", "arguments": {"item": "bolt", "quantity": 1}})
         arguments = {"version": "v1", "environment": "staging", "stepSeconds": 0}

@@ -42,6 +42,7 @@ from mcp_tasks_aws.protocol.transport import HttpRequest
 from mcp_tasks_aws.tasks.exceptions import TargetUnavailable
 from mcp_tasks_aws.tasks.legs import LegRunner
 from mcp_tasks_aws.tasks.memory import InMemoryTaskStore
+from mcp_tasks_aws.tasks.model import TaskRecord
 from mcp_tasks_aws.tasks.service import TaskService
 from mcp_tasks_aws.tools.deadline import DeadlineExceeded, call_deadline, time_limit
 from support.domain import ALICE, CAPABILITIES, QueuedLegs, RecordingRunner
@@ -118,6 +119,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.answered[operation] += 1
 
 
+def assert_sent_once(slow: SlowAws, operation: str) -> None:
+    """Once every answer is out (or given up on): `operation` was received exactly once."""
+    slow.settle()
+    assert slow.calls[operation] == 1
+
+
 @pytest.fixture
 def slow(monkeypatch: pytest.MonkeyPatch) -> Iterator[SlowAws]:
     server = SlowAws()
@@ -155,8 +162,7 @@ def test_a_slow_lambda_target_is_invoked_once_and_its_answer_used(
     slow.delay_s["Invoke"] = SLOW_S
     invoked = AwsTargets(clients).invoke(FUNCTION, "live", b'{"text": "a b"}')
     assert json.loads(invoked.payload) == {"ran": 1, "event": {"text": "a b"}}
-    slow.settle()
-    assert slow.calls["Invoke"] == 1
+    assert_sent_once(slow, "Invoke")
 
 
 def test_a_slow_express_run_is_started_once_and_its_output_used(
@@ -165,8 +171,7 @@ def test_a_slow_express_run_is_started_once_and_its_output_used(
     slow.delay_s["StartSyncExecution"] = SLOW_S
     ran = AwsTargets(clients).run_express(EXPRESS, "{}")
     assert (ran.status, ran.output) == ("SUCCEEDED", '{"ran": 1}')
-    slow.settle()
-    assert slow.calls["StartSyncExecution"] == 1
+    assert_sent_once(slow, "StartSyncExecution")
 
 
 def inline_app(tmp_path: Path, clients: Clients) -> App:
@@ -202,26 +207,31 @@ def test_an_inline_call_of_a_slow_target_uses_its_one_answer(
     result = answer["result"]
     assert result.get("isError") is not True, result
     assert json.loads(result["content"][0]["text"]) == {"ran": 1, "event": {"text": "a b"}}
-    slow.settle()
-    assert slow.calls["Invoke"] == 1
+    assert_sent_once(slow, "Invoke")
+
+
+def run_task_leg(tmp_path: Path, clients: Clients, leg_s: float) -> TaskRecord:
+    """Create a task of an `invocation: task` Lambda tool and run its leg, which has `leg_s`
+    left (what the worker sets: `handlers/worker.py`); the task as the leg left it."""
+    target = {"kind": "lambda", "function": FUNCTION, "invocation": "task"}
+    toolset = bound(write(tmp_path, tool("count", target)), AwsTargets(clients))  # type: ignore[arg-type]
+    store, legs = InMemoryTaskStore(), QueuedLegs()
+    service = TaskService(store, RecordingRunner(), direct_legs=legs)
+    record = service.create(ALICE, toolset.tools["count"], {"text": "a b"}, CAPABILITIES)
+    with call_deadline(time.monotonic() + leg_s):
+        LegRunner(store, RecordingRunner(), toolset).run_direct(legs.queued[0])
+    ended = store.get(record.task_id)
+    assert ended is not None
+    return ended
 
 
 def test_a_task_leg_invokes_a_slow_target_once_and_completes_with_its_answer(
     slow: SlowAws, clients: Clients, tmp_path: Path
 ) -> None:
     slow.delay_s["Invoke"] = SLOW_S
-    target = {"kind": "lambda", "function": FUNCTION, "invocation": "task"}
-    toolset = bound(write(tmp_path, tool("count", target)), AwsTargets(clients))  # type: ignore[arg-type]
-    store, legs = InMemoryTaskStore(), QueuedLegs()
-    service = TaskService(store, RecordingRunner(), direct_legs=legs)
-    record = service.create(ALICE, toolset.tools["count"], {"text": "a b"}, CAPABILITIES)
-    with call_deadline(time.monotonic() + SLOW_S + 3):  # the worker's: the leg's end
-        LegRunner(store, RecordingRunner(), toolset).run_direct(legs.queued[0])
-    ended = store.get(record.task_id)
-    assert ended is not None
+    ended = run_task_leg(tmp_path, clients, leg_s=SLOW_S + 3)
     assert ended.status == "completed", ended
-    slow.settle()
-    assert slow.calls["Invoke"] == 1
+    assert_sent_once(slow, "Invoke")
 
 
 # -- past the deadline: reported, never resent -------------------------------------------------
@@ -237,27 +247,17 @@ def test_an_inline_call_past_its_deadline_answers_is_error_and_is_not_resent(
     result = answer["result"]
     assert result["isError"] is True
     assert "did not finish in time" in result["content"][0]["text"]
-    slow.settle()
-    assert slow.calls["Invoke"] == 1
+    assert_sent_once(slow, "Invoke")
 
 
 def test_a_leg_past_its_end_fails_the_task_saying_so_and_is_not_resent(
     slow: SlowAws, clients: Clients, tmp_path: Path
 ) -> None:
     slow.delay_s["Invoke"] = 2.5
-    target = {"kind": "lambda", "function": FUNCTION, "invocation": "task"}
-    toolset = bound(write(tmp_path, tool("count", target)), AwsTargets(clients))  # type: ignore[arg-type]
-    store, legs = InMemoryTaskStore(), QueuedLegs()
-    service = TaskService(store, RecordingRunner(), direct_legs=legs)
-    record = service.create(ALICE, toolset.tools["count"], {"text": "a b"}, CAPABILITIES)
-    with call_deadline(time.monotonic() + 1.0):
-        LegRunner(store, RecordingRunner(), toolset).run_direct(legs.queued[0])
-    ended = store.get(record.task_id)
-    assert ended is not None
+    ended = run_task_leg(tmp_path, clients, leg_s=1.0)
     assert ended.status == "failed", ended
     assert NOT_ANSWERED_IN_TIME in json.dumps(ended.error)
-    slow.settle()
-    assert slow.calls["Invoke"] == 1
+    assert_sent_once(slow, "Invoke")
 
 
 def test_a_read_timeout_names_the_target_and_says_it_was_sent_once(
@@ -270,8 +270,7 @@ def test_a_read_timeout_names_the_target_and_says_it_was_sent_once(
     assert caught.value.message == (
         f"State machine {EXPRESS}: ReadTimeoutError ({NOT_ANSWERED_IN_TIME})"
     )
-    slow.settle()
-    assert slow.calls["StartSyncExecution"] == 1
+    assert_sent_once(slow, "StartSyncExecution")
 
 
 def test_the_inline_deadline_stops_a_wait_on_this_thread(slow: SlowAws, clients: Clients) -> None:
@@ -280,8 +279,7 @@ def test_the_inline_deadline_stops_a_wait_on_this_thread(slow: SlowAws, clients:
     with pytest.raises(DeadlineExceeded), time_limit(time.monotonic() + 0.6):
         AwsTargets(clients).invoke(FUNCTION, None, b"{}")
     assert time.monotonic() - started < 1.5
-    slow.settle()
-    assert slow.calls["Invoke"] == 1
+    assert_sent_once(slow, "Invoke")
 
 
 # -- a repeatable call is still retried ---------------------------------------------------------
