@@ -158,6 +158,14 @@ CALLS: Final = (
         "once per task token, as SendTaskSuccess",
         "as SendTaskSuccess; a cancel that reads it stale stops the execution instead",
     ),
+    Call(
+        "stepfunctions",
+        "SendTaskHeartbeat",
+        REPEATABLE,
+        "asks whether a workflow's question still waits: it changes nothing but the waiting "
+        "state's heartbeat clock, which a second copy resets again",
+        "the retry answers the same (a dead token: TaskTimedOut or TaskDoesNotExist)",
+    ),
     Call("secretsmanager", "GetSecretValue", REPEATABLE, _READ, _READ_AGAIN),
     Call(
         "s3",
