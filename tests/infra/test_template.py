@@ -275,6 +275,10 @@ COMMON_RESOURCES = {
     # AutoPublishAlias: the API's and the worker's published version and `live` alias
     "AWS::Lambda::Version": 2,
     "AWS::Lambda::Alias": 2,
+    # each aliased function's parameter-made configuration, whose number its version names
+    "AWS::AppConfig::Application": 1,
+    "AWS::AppConfig::ConfigurationProfile": 2,
+    "AWS::AppConfig::HostedConfigurationVersion": 2,
     "AWS::IAM::Role": 6,
     "AWS::Lambda::Permission": 3,
     "AWS::StepFunctions::StateMachine": 1,

@@ -22,6 +22,7 @@ ever turns into a Decimal. Item layout:
 | toolError | BOOL | present (true) when the result is a tool error (`OwnerIndex` shows it) |
 | executionArn | S | the declared workflow's execution doing the task's work (managed targets) |
 | unstartedShard | S | only while nothing holds the task for good: `UnstartedIndex` |
+| lastWrite | S | the last conditional write's nonce: how a resent copy knows it landed |
 
 `UnstartedIndex` is sparse: `unstartedShard` (the task id's first hex digit, 16 shards) is
 written with a new task (a declared workflow's too), removed when a leg claims it (or the
@@ -38,6 +39,8 @@ from typing import Any, Final
 
 from mcp_tasks_aws.protocol.names import ACTIVE_STATUSES, TaskStatus
 from mcp_tasks_aws.tasks.model import TaskRecord, TaskSummary, encode_json, shown_status
+
+LAST_WRITE: Final = "lastWrite"
 
 UNSTARTED_SHARD: Final = "unstartedShard"
 UNSTARTED_SHARDS: Final = "0123456789abcdef"

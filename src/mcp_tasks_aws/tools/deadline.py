@@ -14,6 +14,13 @@ How it is raised depends on the thread:
   first).
 
 `DeadlineExceeded` is a `BaseException`, so a tool's `except Exception` does not swallow it.
+
+**How long a blocking call may wait** (`call_deadline`, `seconds_left`): a call that must not
+be resent (a declared target's Lambda invoke, an Express run: `aws.call_policies.ONCE`) waits
+for its answer as long as its caller can, and no longer. `time_limit` sets that to the inline
+deadline plus `_CALL_GRACE_S` (the interruption at the deadline answers first; the grace only
+lets a blocking read on another thread return, so its exception is delivered); the worker
+sets it to a task leg's end (`handlers/worker.py`). Outside both there is none.
 """
 
 from __future__ import annotations
@@ -23,7 +30,27 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from types import FrameType
+
+_CALL_GRACE_S = 1.0
+_CALL_DEADLINE: ContextVar[float | None] = ContextVar("mcp_tasks_call_deadline", default=None)
+
+
+@contextmanager
+def call_deadline(deadline: float | None) -> Iterator[None]:
+    """Blocking calls made in the block may wait until `deadline` (`time.monotonic()`)."""
+    token = _CALL_DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        _CALL_DEADLINE.reset(token)
+
+
+def seconds_left() -> float | None:
+    """How long a blocking call made now may wait for its answer (None: no deadline set)."""
+    deadline = _CALL_DEADLINE.get()
+    return None if deadline is None else deadline - time.monotonic()
 
 
 class DeadlineExceeded(BaseException):
@@ -40,10 +67,10 @@ def time_limit(deadline: float | None) -> Iterator[None]:
     if remaining <= 0:
         raise DeadlineExceeded()
     if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
-        with _alarm(remaining):
+        with _alarm(remaining), call_deadline(deadline + _CALL_GRACE_S):
             yield
     else:
-        with _async_exception(remaining):
+        with _async_exception(remaining), call_deadline(deadline + _CALL_GRACE_S):
             yield
 
 
