@@ -2,17 +2,20 @@
 
 A declared Standard state machine calls it from a state (see docs/managed.md for the ASL):
 
-- `{"action": "ask", "taskId", "executionArn", "taskToken", "request": {"method", "params"}}`
-  with `lambda:invoke.waitForTaskToken`: the task parks `input_required` with the question,
-  holding the token; `tasks/update` (or a 2025-11-25 client's answer) resumes the state with
-  the answer as its output, or fails it with `McpDeclined` / `McpCancelled`.
-- `{"action": "report", "taskId", "executionArn", "message", "progress"?, "total"?}` with
-  `lambda:invoke`: the task's statusMessage (and progress).
+- `{"action": "ask", "taskId", "executionArn", "capability", "taskToken", "request":
+  {"method", "params"}}` with `lambda:invoke.waitForTaskToken`: the task parks
+  `input_required` with the question, holding the token; `tasks/update` (or a 2025-11-25
+  client's answer) resumes the state with the answer as its output, or fails it with
+  `McpDeclined` / `McpCancelled`.
+- `{"action": "report", "taskId", "executionArn", "capability", "message", "progress"?,
+  "total"?}` with `lambda:invoke`: the task's statusMessage (and progress).
 
-`taskId` is the execution's name (`$$.Execution.Name`) and `executionArn` its id
-(`$$.Execution.Id`): only the task's own execution is served. A request that cannot be
-served raises an error named for the state's Catch (`McpTaskEnded`, `McpAskPending`,
-`McpUnsupported`, `McpUnknownTask`, `McpInvalidRequest`); the token is never logged.
+`taskId` is the execution's name (`$$.Execution.Name`), `executionArn` its id
+(`$$.Execution.Id`) and `capability` what the task's start put in its input
+(`$$.Execution.Input.mcpTaskCapability`): only the task's own execution is served, whoever
+else may invoke this function. A request that cannot be served raises an error named for
+the state's Catch (`McpTaskEnded`, `McpAskPending`, `McpUnsupported`, `McpUnknownTask`,
+`McpInvalidRequest`); the token and the capability are never logged.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ def make_handler(app: App) -> LambdaHandler:
         action = event.get("action", "ask")
         task_id = str(event.get("taskId", ""))
         execution_arn = str(event.get("executionArn", ""))
+        capability = event.get("capability")
         logger.append_keys(task_id=task_id, ask_action=action)
         try:
             if action == "ask":
@@ -54,9 +58,8 @@ def make_handler(app: App) -> LambdaHandler:
                 if not isinstance(token, str) or not token:
                     raise AskRefused("McpInvalidRequest", "ask needs taskToken ($$.Task.Token)")
                 request = event.get("request")
-                key = doors.ask(
-                    task_id, execution_arn, token, request if isinstance(request, dict) else {}
-                )
+                asked = request if isinstance(request, dict) else {}
+                key = doors.ask(task_id, execution_arn, token, asked, capability)
                 outcome = {"outcome": "asked", "key": key}
             elif action == "report":
                 try:
@@ -66,6 +69,7 @@ def make_handler(app: App) -> LambdaHandler:
                         str(event.get("message", "")),
                         event.get("progress"),
                         event.get("total"),
+                        capability,
                     )
                 except ValueError as exc:
                     raise AskRefused("McpInvalidRequest", str(exc)) from exc

@@ -44,6 +44,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -241,13 +242,34 @@ def stage(tools: Plan) -> Path:
     return staged
 
 
-def functions_in(template: Path) -> dict[str, str]:
-    """Every function of the template and its `Handler` (`handlers.api.handler`)."""
-    data = json.loads(template.read_text())
-    handler = data.get("Globals", {}).get("Function", {}).get("Handler")
+def functions_in(template: Path) -> dict[str, list[str]]:
+    """Every function of the staged template and the handlers it may run (`handler_names`)."""
+    return function_handlers(json.loads(template.read_text()), template.parent / "function")
+
+
+# What a shell handler (the STREAMING door's handlers/run.sh) serves: `uvicorn MODULE:APP`.
+_SERVED = re.compile(r"\buvicorn\s+(?:[^\n]*?\s)?([A-Za-z_][\w.]*):([A-Za-z_]\w*)")
+
+
+def function_handlers(template: dict[str, Any], code: Path) -> dict[str, list[str]]:
+    """Each function's handlers as `module.attribute`, from its `Handler`: both branches of an
+    `Fn::If` (a parameter picks one at deploy time, so the build serves both), and for a shell
+    script in the code (`handlers/run.sh`) the ASGI app it starts with uvicorn."""
+    default = template.get("Globals", {}).get("Function", {}).get("Handler")
+
+    def names(handler: Any) -> list[str]:
+        if isinstance(handler, dict) and "Fn::If" in handler:
+            return [name for branch in handler["Fn::If"][1:] for name in names(branch)]
+        if isinstance(handler, str) and handler.endswith(".sh"):
+            served = _SERVED.search((code / handler).read_text())
+            if served is None:
+                raise SystemExit(f"{handler}: no `uvicorn MODULE:APP` in it to smoke-test")
+            return [f"{served.group(1)}.{served.group(2)}"]
+        return [str(handler)]
+
     return {
-        logical: spec["Properties"].get("Handler", handler)
-        for logical, spec in data["Resources"].items()
+        logical: names(spec["Properties"].get("Handler", default))
+        for logical, spec in template["Resources"].items()
         if spec["Type"] == "AWS::Serverless::Function"
     }
 

@@ -1,7 +1,9 @@
 """The import smoke test of `make build` (`scripts/sam_build.py`, step 5): each function of the
-build imports its own handler (its `Handler` in template.yaml) from its package, with a fresh
-Python 3.12, the environment Lambda gives it and the ToolsModule it will serve (the handlers
-import it at init); and the modules the functions import only on first use (LAZY_IMPORTS).
+build imports its own handlers (its `Handler` in template.yaml: for the API function both
+doors', the STREAMING one's being the ASGI app `handlers/run.sh` serves) from its package,
+with a fresh Python 3.12, the environment Lambda gives it and the ToolsModule it will serve
+(the handlers import it at init); and the modules the functions import only on first use
+(LAZY_IMPORTS).
 
 Binary wheels in the build are for arm64, so the same versions for this machine are laid over
 them (in `.aws-sam/smoke`), with boto3 as the runtime's stand-in. A tool definition the server
@@ -100,10 +102,10 @@ def definition_error(stderr: str) -> str | None:
 
 
 def smoke(
-    py312: Path, build: Path, overlay: Path, functions: dict[str, str], tools_module: str
+    py312: Path, build: Path, overlay: Path, functions: dict[str, list[str]], tools_module: str
 ) -> None:
-    """Each function of `build` imports its own handler (the template's `Handler`) from its
-    package, with the binary wheels for this machine installed in `overlay`."""
+    """Each function of `build` imports its own handlers (from the template's `Handler`) from
+    its package, with the binary wheels for this machine installed in `overlay`."""
     started = time.monotonic()
     package = build / next(iter(functions))
     pins = [*binary_distributions(package), "boto3"]
@@ -117,11 +119,11 @@ def smoke(
         stamp.write_text("\n".join(pins))
     env = smoke_environment(package, tools_module, overlay)
     log(f"smoke test with ToolsModule={tools_module}")
-    for logical, handler in functions.items():
+    for logical, handlers in functions.items():
         child = subprocess.run(
             [
                 *(str(py312), "-I", "-c", SMOKE_CHILD, str(overlay), str(build / logical)),
-                *(json.dumps([handler]), json.dumps(FORBIDDEN), json.dumps(LAZY_IMPORTS)),
+                *(json.dumps(handlers), json.dumps(FORBIDDEN), json.dumps(LAZY_IMPORTS)),
             ],
             env=env,
             cwd=build / logical,  # Lambda runs a function in its code root

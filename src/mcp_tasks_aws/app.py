@@ -49,7 +49,7 @@ if TYPE_CHECKING:
         TaskStore,
         Workflows,
     )
-    from mcp_tasks_aws.tasks.workflow import WorkflowDoors
+    from mcp_tasks_aws.tasks.workflow import DoorKeys, WorkflowDoors
 
 
 class App:
@@ -134,11 +134,19 @@ class App:
 
         return cast("Workflows", MadeOnFirstUse(make))
 
+    @cached_property
+    def door_keys(self) -> DoorKeys:
+        """Declared workflows' per-task capabilities, from the state secrets (read on first
+        use: a server that starts no workflow never reads it for them)."""
+        from mcp_tasks_aws.tasks.workflow import DoorKeys
+
+        return DoorKeys(self.state_secrets, audience=self.settings.deployment_id)
+
     def workflow_doors(self) -> WorkflowDoors:
         """What the AskFunction runs: a workflow's questions and reports to its task."""
         from mcp_tasks_aws.tasks.workflow import WorkflowDoors
 
-        return WorkflowDoors(self.store)
+        return WorkflowDoors(self.store, self.door_keys, self.workflows)
 
     @cached_property
     def results(self) -> ResultStore | None:
@@ -174,6 +182,7 @@ class App:
             direct_legs=self.direct_legs,
             results=self.results,
             workflows=self.workflows,
+            door_keys=self.door_keys,
             default_ttl_ms=self.settings.default_ttl_ms,
             max_ttl_ms=self.settings.max_ttl_ms,
             default_poll_interval_ms=self.settings.poll_interval_ms,

@@ -63,6 +63,8 @@ class Settings:
     task_handles: bool = True
     handle_tool_prefix: str = ""
     inline_budget_ms: int = 20_000
+    inline_deadline_ms: int = 0
+    """The streaming front door's bound on an inline run (0: the function's time left)."""
     stranded_after_s: int = 1800
     auth: AuthSettings = field(default_factory=AuthSettings)
 
@@ -93,6 +95,7 @@ class Settings:
             task_handles=_switch("MCP_TASKS_HANDLES", env.get("MCP_TASKS_HANDLES", "on")),
             handle_tool_prefix=env.get("MCP_TASKS_HANDLE_PREFIX", "").strip(),
             inline_budget_ms=int(env.get("MCP_TASKS_INLINE_BUDGET_MS", 20_000)),
+            inline_deadline_ms=int(env.get("MCP_TASKS_INLINE_DEADLINE_MS", 0)),
             stranded_after_s=int(env.get("MCP_TASKS_STRANDED_AFTER_S", 1800)),
             auth=AuthSettings.from_env(env),
         )

@@ -42,6 +42,8 @@ MANAGED_SIDS = {
     "StopManagedWorkflows",
     "RunManagedExpress",
     "ReadManagedSecrets",
+    "InvokeManagedApis",
+    "InvokeManagedFunctionUrls",
     "ReadWorkflowTasks",
     "DescribeManagedWorkflows",
     "WriteWorkflowResults",
@@ -77,6 +79,8 @@ def test_the_example_needs_its_function_and_machines_and_nothing_else(
         "ManagedExecutionArns": [EXAMPLE_WORKFLOW.replace(":stateMachine:", ":execution:") + ":*"],
         "ManagedExpressArns": [EXAMPLE_EXPRESS],
         "ManagedSecretArns": [],
+        "ManagedApiArns": [],
+        "ManagedFunctionUrlArns": [],
     }
     assert parameter_overrides(example_parameters) == [
         f"ManagedFunctionArns={EXAMPLE_FUNCTION}",
@@ -120,6 +124,9 @@ def needed_by(parameters: dict[str, list[str]]) -> set[tuple[str, str, str]]:
         needed.add(("ApiFunction", "states:StartExecution", arn))
     for arn in parameters["ManagedExecutionArns"]:
         needed.add(("ApiFunction", "states:StopExecution", arn))
+        # Whether a start that failed to answer landed; whether a task's never did.
+        needed.add(("ApiFunction", "states:DescribeExecution", arn))
+        needed.add(("SweepFunction", "states:DescribeExecution", arn))
         needed.add(("ReconcileFunction", "states:DescribeExecution", arn))
     if parameters["ManagedWorkflowArns"]:
         needed.add(("ReconcileFunction", "dynamodb:GetItem", table))
@@ -130,6 +137,13 @@ def needed_by(parameters: dict[str, list[str]]) -> set[tuple[str, str, str]]:
     for arn in parameters["ManagedSecretArns"]:
         needed.add(("ApiFunction", "secretsmanager:GetSecretValue", arn))
         needed.add(("WorkerFunction", "secretsmanager:GetSecretValue", arn))
+    for arn in parameters["ManagedApiArns"]:  # HTTP tools run inline, or as a task's leg
+        needed.add(("ApiFunction", "execute-api:Invoke", arn))
+        needed.add(("WorkerFunction", "execute-api:Invoke", arn))
+    for arn in parameters["ManagedFunctionUrlArns"]:  # a function URL takes both (October 2025)
+        for action in ("lambda:InvokeFunctionUrl", "lambda:InvokeFunction"):
+            needed.add(("ApiFunction", action, arn))
+            needed.add(("WorkerFunction", action, arn))
     return needed
 
 
@@ -154,6 +168,102 @@ def test_declared_secrets_are_granted_and_only_them(tmp_path: Path) -> None:
     parameters = managed_parameters(load_declaration(write(tmp_path, entry)))
     assert parameters["ManagedSecretArns"] == [SECRET_ARN]
     assert managed_grants(stack_for(parameters)) == needed_by(parameters)
+
+
+SIGV4_PLACE = {"region": "eu-west-1", "account": "111122223333"}
+
+
+def http_entry(name: str, url: str, auth: dict[str, Any], method: str = "GET") -> dict[str, Any]:
+    return {
+        "name": name,
+        "description": "d",
+        "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}},
+        "target": {"kind": "http", "method": method, "url": url, "auth": auth},
+    }
+
+
+def test_sigv4_targets_are_granted_exactly_their_routes_and_function_urls(tmp_path: Path) -> None:
+    api = "https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com"
+    entries = [
+        http_entry("item", f"{api}/prod/items/{{id}}?full=1", {"type": "sigv4"}),
+        http_entry("root", f"{api}/prod", {"type": "sigv4"}, method="POST"),
+        http_entry(
+            "report",
+            "https://abcdefghijklmnopqrstuvwxyz012345.lambda-url.eu-west-1.on.aws/r/{id}",
+            {"type": "sigv4", "service": "lambda", "function": "report:live"},
+        ),
+    ]
+    parameters = managed_parameters(load_declaration(write(tmp_path, *entries, aws=SIGV4_PLACE)))
+    routes = "arn:aws:execute-api:eu-west-1:111122223333:a1b2c3d4e5"
+    # The first segment is the stage (a REST API's, a named HTTP API stage), or the path
+    # starts at once ($default stage of an HTTP API): a URL cannot tell, so both are granted.
+    assert parameters["ManagedApiArns"] == sorted(
+        [
+            f"{routes}/prod/GET/items/*",
+            f"{routes}/$default/GET/prod/items/*",
+            f"{routes}/prod/POST/",
+            f"{routes}/$default/POST/prod",
+        ]
+    )
+    assert parameters["ManagedFunctionUrlArns"] == [
+        "arn:aws:lambda:eu-west-1:111122223333:function:report:live"
+    ]
+    assert parameters["ManagedFunctionArns"] == []  # not invoked with Invoke
+    assert managed_grants(stack_for(parameters)) == needed_by(parameters)
+    assert all(arn != "*" for arns in parameters.values() for arn in arns)
+
+
+@pytest.mark.parametrize(
+    ("entry", "place", "problem"),
+    [
+        (
+            http_entry(
+                "item",
+                "https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com/p",
+                {"type": "sigv4"},
+            ),
+            {"region": "eu-west-1"},
+            "aws.account: needed to name the API of tool 'item' in the IAM policy",
+        ),
+        (
+            http_entry(
+                "item", "https://api.example.com/p", {"type": "sigv4", "region": "eu-west-1"}
+            ),
+            SIGV4_PLACE,
+            "tool 'item': target.url: sigv4 for execute-api: IAM names the API by its id, which "
+            "a custom domain does not say: use the API's own URL "
+            "(https://API_ID.execute-api.REGION.amazonaws.com/STAGE/...)",
+        ),
+        (
+            http_entry(
+                "report",
+                "https://x.lambda-url.eu-west-1.on.aws/",
+                {"type": "sigv4", "service": "lambda"},
+            ),
+            SIGV4_PLACE,
+            "tool 'report': target.auth.function: sigv4 for a function URL needs it: the "
+            "function behind the URL, which IAM must name",
+        ),
+        (
+            http_entry(
+                "search",
+                "https://search-x.eu-west-1.es.amazonaws.com/i/_search",
+                {"type": "sigv4", "service": "es"},
+            ),
+            SIGV4_PLACE,
+            "tool 'search': target.auth.service: no IAM policy is derived for sigv4 service 'es' "
+            "(execute-api and lambda are)",
+        ),
+    ],
+)
+def test_a_sigv4_target_iam_cannot_name_is_one_line_at_build(
+    tmp_path: Path, entry: dict[str, Any], place: dict[str, str], problem: str
+) -> None:
+    declaration = load_declaration(write(tmp_path, entry, aws=place))
+    with pytest.raises(DeclarationError) as caught:
+        managed_parameters(declaration)
+    assert problem in str(caught.value)
+    assert "\n" not in str(caught.value)
 
 
 def test_no_managed_statement_grants_on_star(managed_stack: Stack) -> None:

@@ -112,23 +112,28 @@ def test_only_unchecked_hash_bytecode_counts_as_compiled(tmp_path: Path) -> None
 def test_the_smoke_test_imports_every_functions_handler_from_the_template(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The list of functions comes from template.yaml (it once missed handlers.sweep)."""
+    """The list of functions and handlers comes from template.yaml (it once missed
+    handlers.sweep): both front doors' for the API function (`Fn::If` on FrontDoor), the
+    STREAMING one being the ASGI app handlers/run.sh serves."""
     import json
     import subprocess
 
     from mcp_tasks_aws.local.template import load_template
 
     template = load_template(ROOT / "template.yaml")
-    declared = {
-        logical: spec["Properties"]["Handler"]
-        for logical, spec in template["Resources"].items()
-        if spec["Type"] == "AWS::Serverless::Function"
+    functions = sam_build.function_handlers(template, ROOT)
+    assert functions == {
+        "ApiFunction": ["handlers.stream.asgi", "handlers.api.handler"],
+        "WorkerFunction": ["handlers.worker.handler"],
+        "ReconcileFunction": ["handlers.reconcile.handler"],
+        "SweepFunction": ["handlers.sweep.handler"],
+        "AskFunction": ["handlers.ask.handler"],
     }
-    assert "handlers.sweep.handler" in declared.values()
     staged = tmp_path / "template.json"
     staged.write_text(json.dumps(template))
-    functions = sam_build.functions_in(staged)
-    # Each function's smoke child is asked to import that function's own handler
+    (tmp_path / "function").symlink_to(ROOT)
+    assert sam_build.functions_in(staged) == functions
+    # Each function's smoke child is asked to import that function's own handlers
     asked: dict[str, list[str]] = {}
 
     def child(argv: list[str], **options: object) -> subprocess.CompletedProcess[str]:
@@ -141,4 +146,4 @@ def test_the_smoke_test_imports_every_functions_handler_from_the_template(
     monkeypatch.setattr(sam_smoke, "binary_distributions", lambda package: [])
     monkeypatch.setattr(sam_smoke.subprocess, "run", child)
     sam_smoke.smoke(Path(sys.executable), tmp_path / "build", smoke, functions, "demo")
-    assert asked == {logical: [handler] for logical, handler in declared.items()}
+    assert asked == functions

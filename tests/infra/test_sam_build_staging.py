@@ -231,7 +231,7 @@ def test_staged_tools_import_from_the_code_root_as_deployed(checkout: Path) -> N
     child = subprocess.run(
         [
             *(sys.executable, "-I", "-c", sam_smoke.SMOKE_CHILD, str(package), str(package)),
-            *('["handlers.api.handler"]', "[]", "[]"),
+            *('["handlers.api.handler", "handlers.stream.asgi"]', "[]", "[]"),
         ],
         env=env,
         cwd=package,
@@ -241,4 +241,7 @@ def test_staged_tools_import_from_the_code_root_as_deployed(checkout: Path) -> N
         check=False,
     )
     assert child.returncode == 0, child.stderr
-    assert child.stdout.startswith("imported handlers.api.handler from ")
+    assert [line.split(" from ")[0] for line in child.stdout.splitlines()] == [
+        "imported handlers.api.handler",
+        "imported handlers.stream.asgi",
+    ]

@@ -228,3 +228,40 @@ def test_the_ask_function_fails_with_an_error_named_for_the_states_catch(
     with pytest.raises(Exception) as raised:
         stack.ask_handler({**event, "request": request}, LocalLambdaContext(function_name="ask"))
     assert type(raised.value).__name__ == error
+
+
+def _execution_input(execution_arn: str) -> dict[str, Any]:
+    sfn = boto3.client("stepfunctions", region_name=REGION)
+    described = sfn.describe_execution(executionArn=execution_arn)
+    value: dict[str, Any] = json.loads(described["input"])
+    return value
+
+
+def test_the_ask_function_serves_only_callers_holding_the_tasks_capability(
+    client: TaskClient, stack: EmbeddedStack
+) -> None:
+    # Anyone allowed to invoke the function may know a task id, and so its execution's ARN:
+    # without the capability its start put in the execution's input, nothing happens.
+    task_id = deploy(client)
+    client.wait_input(task_id, timeout=15)
+    record = client.store.get(task_id)
+    assert record is not None
+    assert record.execution_arn is not None
+    capability = _execution_input(record.execution_arn)["mcpTaskCapability"]
+    context = LocalLambdaContext(function_name="ask")
+    door = {"taskId": task_id, "executionArn": record.execution_arn}
+    for forged in (None, "door.AAAAAAAA.e30.AAAAAAAAAAAAAAAAAAAAAA", capability + "x"):
+        with pytest.raises(Exception) as raised:
+            stack.ask_handler({**door, "action": "report", "message": "pwned"}, context)
+        assert type(raised.value).__name__ == "McpUnknownTask"
+        event = {**door, "action": "report", "message": "pwned", "capability": forged}
+        with pytest.raises(Exception) as raised:
+            stack.ask_handler(event, context)
+        assert type(raised.value).__name__ == "McpUnknownTask"
+    assert client.store.get(task_id).status_message != "pwned"  # type: ignore[union-attr]
+    # With it, a report's numbers no float holds are bad input, not a crash.
+    event = {**door, "action": "report", "message": "x", "capability": capability}
+    with pytest.raises(Exception) as raised:
+        stack.ask_handler({**event, "progress": 10**400}, context)
+    assert type(raised.value).__name__ == "McpInvalidRequest"
+    client.cancel(task_id)

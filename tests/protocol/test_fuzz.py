@@ -52,7 +52,13 @@ METHODS = [
 # Every conformance tool but the one that sleeps for as long as it is told.
 TOOLS = [name for name in TRANSPORT.server.toolset.tools if name != "slow_compute"]  # type: ignore[attr-defined]
 
-json_leaf = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
+# Integers past a float's range too: JSON numbers have no bound, and a float() of one raises.
+huge_integers = st.integers(min_value=2**1024, max_value=10**400) | st.integers(
+    max_value=-(2**1024)
+)
+json_leaf = (
+    st.none() | st.booleans() | st.integers() | huge_integers | st.floats() | st.text(max_size=20)
+)
 json_value = st.recursive(
     json_leaf,
     lambda children: (

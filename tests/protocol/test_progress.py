@@ -70,6 +70,10 @@ def test_fraction_is_clamped_and_needs_a_total() -> None:
         (True, None, "must be a number"),
         ("3", None, "must be a number"),
         (None, 10, "total needs progress"),
+        # JSON numbers have no bound (a workflow's report carries them): a ValueError, never
+        # an OverflowError
+        pytest.param(10**400, None, "integer too large for a float", id="huge-progress"),
+        pytest.param(1, 10**400, "integer too large for a float", id="huge-total"),
     ],
 )
 def test_bad_numbers_are_refused(progress: Any, total: Any, why: str) -> None:

@@ -205,6 +205,21 @@ def test_a_negative_wait_or_a_missing_task_id_is_invalid_params(stack: HandleSta
     assert "taskId" in stack.client.error(missing)["message"]
 
 
+@pytest.mark.parametrize(
+    "wait", [10**400, -(10**400), float("inf")], ids=["huge", "hugely-negative", "infinite"]
+)
+def test_a_wait_no_float_holds_is_invalid_params_not_a_crash(
+    stack: HandleStack, wait: float
+) -> None:
+    # JSON numbers have no bound: one past a float's range is the client's mistake (-32602),
+    # never an OverflowError answered 500.
+    task_id = started(stack, "archive", {"name": "x"})
+    huge = stack.call("task_status", {"taskId": task_id, "waitSeconds": wait})
+    assert huge.status == 200
+    assert stack.client.error(huge)["code"] == -32602
+    assert "waitSeconds" in stack.client.error(huge)["message"]
+
+
 # -- failed and cancelled -------------------------------------------------------------------------
 
 

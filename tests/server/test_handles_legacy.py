@@ -89,6 +89,26 @@ def test_a_session_that_declared_tasks_sees_the_tools_as_they_are(stack: HandleS
     assert "outputSchema" in tools["build_report"]
 
 
+def test_a_session_that_declared_tasks_gets_32601_for_a_plain_call_of_a_required_tool(
+    stack: HandleStack,
+) -> None:
+    # What it is shown and what it gets agree: such a session sees `archive` listed
+    # `taskSupport: required` and no handle tools, so a call without params.task is the
+    # -32601 2025-11-25 prescribes, not a handle naming a tool it was never shown.
+    legacy = stack.legacy(LEGACY_TASKS)
+    assert listing(legacy)["archive"]["execution"] == {"taskSupport": "required"}
+    response = legacy.request("tools/call", {"name": "archive", "arguments": {"name": "a"}})
+    error = response.json["error"]
+    assert error["code"] == -32601
+    assert "call it with params.task" in error["message"]
+    assert stack.store.all_records() == []
+    # With params.task, the same session's call is its task.
+    created = legacy.result(
+        "tools/call", {"name": "archive", "arguments": {"name": "t"}, "task": {}}
+    )
+    assert created["task"]["status"] == "working"
+
+
 def test_a_long_optional_tool_gets_a_handle_unless_the_session_uses_tasks(
     stack: HandleStack,
 ) -> None:

@@ -12,6 +12,10 @@ makes exactly one site fail, with one of `KINDS`:
 - `timeout`: a read timeout *after* the call went through (the write landed, the caller never
   heard): the worst case for anything that retries.
 
+And, armed by name (not in `KINDS`): `retried`, the same call made twice, as the SDK retries
+one whose answer was lost: the first lands unheard, the caller gets the second's answer (a
+conditional write's refusal, for a write).
+
 Every successful write that ends a task is counted too (`endings`), so a test can say that
 each task ended exactly once, whoever ended it.
 """
@@ -95,7 +99,9 @@ class AwsFaults:
                     failing = self._armed[1]
                     self.fired.append(site)
                     self._armed = None
-        if failing is not None and failing != "timeout":
+        if failing == "retried":
+            original(client, operation, params)  # landed; its answer lost, the SDK retries
+        elif failing is not None and failing != "timeout":
             raise _fault(failing, operation)
         response = original(client, operation, params)
         if operation == "UpdateItem":

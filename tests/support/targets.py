@@ -1,13 +1,16 @@
 """What the managed-target tests share: declarations written on the fly, a fake of the calls
 declared tools make (`targets.ports.TargetCalls`) and of the workflows port, both recording
-what they were asked, and `Flow`: a declared Standard machine's tool over the in-memory task
-domain (service, doors, worker)."""
+what they were asked, `Flow`: a declared Standard machine's tool over the in-memory task
+domain (service, doors, worker), and `Upstream`: a real HTTP server on 127.0.0.1 recording
+what it read off the socket."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +24,7 @@ from mcp_tasks_aws.tasks.memory import InMemoryTaskStore
 from mcp_tasks_aws.tasks.model import TaskRecord
 from mcp_tasks_aws.tasks.reconcile import settle_workflow_end
 from mcp_tasks_aws.tasks.service import TaskService
-from mcp_tasks_aws.tasks.workflow import WorkflowDoors
+from mcp_tasks_aws.tasks.workflow import CAPABILITY_KEY, DoorKeys, WorkflowDoors
 from mcp_tasks_aws.tools.registry import ToolSet
 from support.clock import Clock
 from support.domain import ALICE, CAPABILITIES, START_MS, RecordingRunner, ResultBucket
@@ -31,6 +34,8 @@ MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:approve"
 SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:api-key-AbCdEf"
 OBJECT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 DONE = {"type": "object", "properties": {"done": {"type": "boolean"}}, "required": ["done"]}
+DOOR_SECRET = b"d" * 32
+"""The state secret a Flow's capabilities are sealed with."""
 QUESTION = {
     "method": "elicitation/create",
     "params": {"mode": "form", "message": "Deploy?", "requestedSchema": DONE},
@@ -115,7 +120,8 @@ def json_answer(status: int, body: Any) -> HttpAnswer:
 
 @dataclass
 class RecordingWorkflows:
-    """`tasks.ports.Workflows` that records each call; a token works once, as on AWS."""
+    """`tasks.ports.Workflows` that records each call; a token works once, as on AWS, and
+    executions exist once started (`describe`)."""
 
     calls: list[tuple[str, Any]] = field(default_factory=list)
     used_tokens: set[str] = field(default_factory=set)
@@ -123,25 +129,48 @@ class RecordingWorkflows:
     unavailable: str | None = None
     """The AWS error code the next start raises (TargetUnavailable), if any."""
     failing: set[str] = field(default_factory=set)
-    """Calls that raise the next time they are made (an AWS fault)."""
+    """Calls that raise the next time they are made, before they land (an AWS fault)."""
+    script: dict[str, list[str]] = field(default_factory=dict)
+    """Call -> how its next calls go, in turn: `fail` (raises before it lands), `unheard`
+    (lands, then raises: its answer was lost) or `ok`; then `ok`."""
+    executions: dict[str, str] = field(default_factory=dict)
+    """Execution ARN -> status, for every execution started."""
+    dead_tokens: set[str] = field(default_factory=set)
+    """Tokens of waiting states that timed out: they answer nothing any more."""
 
-    def _record(self, name: str, subject: Any) -> None:
+    def _record(self, name: str, subject: Any) -> str:
         self.calls.append((name, subject))
         if name in self.failing:
             self.failing.discard(name)
             raise RuntimeError(f"injected {name} fault")
+        outcome = self.script[name].pop(0) if self.script.get(name) else "ok"
+        if outcome == "fail":
+            raise RuntimeError(f"injected {name} fault")
+        return outcome
 
     def start(self, machine_arn: str, name: str, payload: dict[str, Any]) -> str:
-        self._record("start", (machine_arn, name, payload))
+        outcome = self._record("start", (machine_arn, name, payload))
         if self.unavailable is not None:
             raise TargetUnavailable(f"State machine {machine_arn}", self.unavailable)
-        return machine_arn.replace(":stateMachine:", ":execution:") + f":{name}"
+        arn = machine_arn.replace(":stateMachine:", ":execution:") + f":{name}"
+        self.executions.setdefault(arn, "RUNNING")  # a second start of it is a no-op
+        if outcome == "unheard":
+            raise TimeoutError("start landed, but its answer was lost (injected)")
+        return arn
+
+    def describe(self, execution_arn: str) -> str | None:
+        self._record("describe", execution_arn)
+        return self.executions.get(execution_arn)
+
+    def still_waiting(self, task_token: str) -> bool:
+        self._record("still_waiting", task_token)
+        return task_token not in self.dead_tokens and task_token not in self.used_tokens
 
     def stop(self, execution_arn: str) -> None:
         self._record("stop", execution_arn)
 
     def _use(self, token: str) -> bool:
-        if token in self.used_tokens:
+        if token in self.used_tokens or token in self.dead_tokens:
             return False
         self.used_tokens.add(token)
         return True
@@ -181,7 +210,9 @@ class Flow:
             results=self.results,
             clock=self.clock,
         )
-        self.doors = WorkflowDoors(self.store, clock=self.clock)
+        self.keys = DoorKeys(DOOR_SECRET, clock=self.clock)
+        self.service.door_keys = self.keys
+        self.doors = WorkflowDoors(self.store, self.keys, self.workflows, clock=self.clock)
         self.legs = LegRunner(
             self.store,
             self.runner,
@@ -200,9 +231,33 @@ class Flow:
         assert record is not None
         return record
 
-    def ask(self, record: TaskRecord, token: str = "token-1") -> str:
+    def capability(self, record: TaskRecord) -> str:
+        """The capability the task's start put in its execution's input."""
+        for _, name, payload in self.workflows.named("start"):
+            if name == record.task_id:
+                capability: str = payload[CAPABILITY_KEY]
+                return capability
+        raise AssertionError(f"task {record.task_id} was never started")
+
+    def ask(
+        self, record: TaskRecord, token: str = "token-1", request: dict[str, Any] | None = None
+    ) -> str:
+        """The task's own execution asks (its ARN, its capability)."""
         assert record.execution_arn is not None
-        return self.doors.ask(record.task_id, record.execution_arn, token, QUESTION)
+        return self.doors.ask(
+            record.task_id,
+            record.execution_arn,
+            token,
+            request or QUESTION,
+            self.capability(record),
+        )
+
+    def report(self, record: TaskRecord, message: str, *numbers: Any) -> bool:
+        """The task's own execution reports (`numbers`: progress, total)."""
+        assert record.execution_arn is not None
+        capability = self.capability(record)
+        arn = record.execution_arn
+        return self.doors.report(record.task_id, arn, message, *numbers, capability=capability)
 
     def settle(self, record: TaskRecord, status: str, **details: Any) -> str:
         assert record.execution_arn is not None
@@ -221,3 +276,92 @@ def flow_of(folder: Path, **target: Any) -> Flow:
     spec = {"kind": "stateMachine", "arn": MACHINE, "toolErrors": ["Rejected"], **target}
     fields = {"outputSchema": outputs} if outputs else {}
     return Flow(declared_tools(write(folder, tool("deploy", spec, **fields))))
+
+
+# -- a real upstream on 127.0.0.1 ----------------------------------------------------------------
+
+
+@dataclass
+class Received:
+    """One request as the upstream read it off the socket."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+Answer = tuple[int, dict[str, str], Iterable[bytes]]
+
+
+@dataclass
+class Upstream:
+    """A real HTTP server on 127.0.0.1 (a free port) that records every request it receives,
+    raw path included, and answers with `answer(received)`: a status, headers, and the body as
+    chunks written one after the other (HTTP/1.0: the body ends when the connection closes, so
+    a generator streams as long as the reader reads). `sent` counts the body bytes the socket
+    took and `cut_off` whether the reader went away before the last chunk."""
+
+    answer: Callable[[Received], Answer] = lambda received: (200, {}, [b"{}"])
+    received: list[Received] = field(default_factory=list)
+    sent: int = 0
+    cut_off: bool = False
+
+    def __post_init__(self) -> None:
+        upstream = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _serve(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                received = Received(
+                    self.command,
+                    self.path,
+                    {k.lower(): v for k, v in self.headers.items()},
+                    self.rfile.read(length),
+                )
+                upstream.received.append(received)
+                status, headers, chunks = upstream.answer(received)
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                try:
+                    for chunk in chunks:
+                        self.wfile.write(chunk)
+                        upstream.sent += len(chunk)
+                except (BrokenPipeError, ConnectionResetError):
+                    upstream.cut_off = True
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _serve
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+
+    @property
+    def paths(self) -> list[str]:
+        return [received.path for received in self.received]
+
+
+def sending_for_real(calls: FakeCalls) -> FakeCalls:
+    """`calls` whose HTTP requests go out through `targets.http.send` (the network)."""
+    from mcp_tasks_aws.targets.http import send
+
+    calls.http = send
+    return calls

@@ -12,7 +12,7 @@ import pytest
 
 from mcp_tasks_aws.config import ToolsModuleError, load_toolset
 from mcp_tasks_aws.targets.declaration import DeclarationError, load_declaration
-from support.targets import EXAMPLE, MACHINE, OBJECT, tool, write
+from support.targets import EXAMPLE, MACHINE, OBJECT, SECRET_ARN, tool, write
 
 FUNCTION = {"kind": "lambda", "function": "echo-fn"}
 
@@ -48,7 +48,11 @@ def test_json_is_accepted_too(tmp_path: Path) -> None:
 def test_mcp_tasks_tools_may_name_a_declaration(tmp_path: Path) -> None:
     toolset = load_toolset(str(write(tmp_path, tool("echo", FUNCTION))))
     assert list(toolset.tools) == ["echo"]
-    assert toolset.tools["echo"].to_wire()["inputSchema"] == OBJECT
+    # Listed closed: the declared schema names what reaches the target, and nothing else does.
+    assert toolset.tools["echo"].to_wire()["inputSchema"] == {
+        **OBJECT,
+        "additionalProperties": False,
+    }
 
 
 def test_load_toolset_says_a_declaration_error_in_one_line(tmp_path: Path) -> None:
@@ -93,6 +97,41 @@ def test_load_toolset_says_a_declaration_error_in_one_line(tmp_path: Path) -> No
             },
             "target.auth.secretArn",
             "is not a Secrets Manager secret ARN",
+        ),
+        (
+            {
+                "kind": "http",
+                "method": "GET",
+                "url": "https://x",
+                "auth": {
+                    "type": "bearer",
+                    "secretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:billing",
+                },
+            },
+            "target.auth.secretArn",
+            "'arn:aws:secretsmanager:us-east-1:123456789012:secret:billing' is a partial secret "
+            "ARN: give the complete one, ending in the 6 characters Secrets Manager adds to the "
+            "name (billing-AbCdEf); IAM matches only that",
+        ),
+        (
+            {
+                "kind": "http",
+                "method": "GET",
+                "url": "https://x.lambda-url.us-east-1.on.aws/",
+                "auth": {"type": "sigv4", "service": "lambda", "function": "arn:aws:s3:::b"},
+            },
+            "target.auth.function",
+            "is neither a function name nor a Lambda function ARN",
+        ),
+        (
+            {
+                "kind": "http",
+                "method": "GET",
+                "url": "https://x",
+                "auth": {"type": "bearer", "secretArn": SECRET_ARN, "function": "f"},
+            },
+            "target.auth.function",
+            "only sigv4 for service lambda (a function URL) names a function",
         ),
     ],
 )
@@ -166,3 +205,17 @@ def test_a_missing_or_broken_file_is_one_line(tmp_path: Path) -> None:
 def test_an_unknown_top_level_field_is_refused(tmp_path: Path) -> None:
     path = write(tmp_path, tool("echo", FUNCTION), extra=True)
     assert error_of(path) == f"{path}: (top level): unknown field 'extra'"
+
+
+def test_a_schema_whose_arguments_cannot_be_read_must_say_whether_it_takes_others(
+    tmp_path: Path,
+) -> None:
+    schema = {"type": "object", "allOf": [{"$ref": "https://example.com/args.json"}]}
+    path = write(tmp_path, tool("echo", FUNCTION, inputSchema=schema))
+    assert error_of(path) == (
+        f"{path}: tool 'echo': inputSchema.allOf.0.$ref: 'https://example.com/args.json' cannot "
+        "be read here to know which arguments the target takes: refer inside the schema "
+        "(#/$defs/...), or say additionalProperties or unevaluatedProperties at its root"
+    )
+    said = {**schema, "additionalProperties": True}
+    assert load_declaration(write(tmp_path, tool("echo", FUNCTION, inputSchema=said))).tools

@@ -14,7 +14,7 @@ from mcp_tasks_aws.targets.ports import HttpAnswer, HttpRequest, SyncRun
 from mcp_tasks_aws.targets.tools import declared_tools
 from mcp_tasks_aws.tools.registry import ToolDefinitionError, ToolSet
 from support.mcp import McpClient
-from support.targets import SECRET_ARN, FakeCalls, bound, json_answer, tool, write
+from support.targets import OBJECT, SECRET_ARN, FakeCalls, bound, json_answer, tool, write
 
 COUNTS = {
     "type": "object",
@@ -177,10 +177,10 @@ def test_an_http_get_fills_the_url_and_the_query(
 ) -> None:
     calls.http = answering(json_answer(200, {"id": "a/b", "name": "widget"}))
     client = served(http_tool(query=["limit"]))
-    result = client.tool_result("item", {"id": "a/b", "limit": 3})
+    result = client.tool_result("item", {"id": "a?b#c", "limit": 3})
     assert json.loads(text_of(result)) == {"id": "a/b", "name": "widget"}
     ((_, request),) = calls.calls
-    assert request.url == "https://api.example.com/items/a%2Fb?limit=3"
+    assert request.url == "https://api.example.com/items/a%3Fb%23c?limit=3"
     assert request.body is None
 
 
@@ -290,3 +290,106 @@ def test_including_a_tool_name_twice_is_refused(tmp_path: Path) -> None:
     declared = declared_tools(write(tmp_path, tool("count", {"kind": "lambda", "function": "f"})))
     with pytest.raises(ToolDefinitionError, match="tool 'count' is registered twice"):
         tools.include(declared)
+
+
+# -- undeclared arguments ----------------------------------------------------------------------
+
+
+def test_an_argument_the_declared_schema_does_not_name_is_refused_naming_it(
+    served: Callable[..., McpClient], calls: FakeCalls
+) -> None:
+    calls.functions["counter"] = lambda event: {"words": 1}
+    calls.express[EXPRESS] = lambda payload: SyncRun("SUCCEEDED", "{}")
+    calls.http = answering(json_answer(200, {}))
+    client = served(
+        tool("count", {"kind": "lambda", "function": "counter"}),
+        express_tool(),
+        http_tool("POST"),
+        tool("deploy", {"kind": "stateMachine", "arn": EXPRESS.replace("quote", "deploy")}),
+    )
+    for name, arguments, unknown in [
+        ("count", {"text": "x", "admin": True}, ["admin"]),
+        ("quote", {"text": "x", "taskId": "forged"}, ["taskId"]),
+        ("item", {"id": "7", "note": "hi", "role": "owner", "owner": "me"}, ["role", "owner"]),
+        ("deploy", {"text": "v1", "approvedBy": "me"}, ["approvedBy"]),
+    ]:
+        response = client.call_tool(name, arguments)
+        assert response.status == 200
+        error = client.error(response)
+        assert error["code"] == -32602, error
+        assert error["data"] == {"unknownArguments": unknown}
+        assert all(repr(argument) in error["message"] for argument in unknown), error
+    assert calls.calls == []  # no event, input or body carried them
+    listed = {t["name"]: t["inputSchema"] for t in client.result("tools/list")["tools"]}
+    assert listed["count"] == {**OBJECT, "additionalProperties": False}
+
+
+CLOSED: dict[str, Any] = {"additionalProperties": False}
+
+
+@pytest.mark.parametrize(
+    ("extra_schema", "arguments", "listed_extra"),
+    [
+        ({"additionalProperties": True}, {"text": "x", "more": [1]}, {}),
+        ({"additionalProperties": {"type": "integer"}}, {"text": "x", "n": 2}, {}),
+        ({"unevaluatedProperties": {"type": "integer"}}, {"text": "x", "n": 3}, {}),
+        ({"patternProperties": {"^x-": {}}}, {"text": "x", "x-a": 1}, CLOSED),
+    ],
+)
+def test_a_schema_that_says_which_other_arguments_it_takes_is_respected(
+    served: Callable[..., McpClient],
+    calls: FakeCalls,
+    extra_schema: dict[str, Any],
+    arguments: dict[str, Any],
+    listed_extra: dict[str, Any],
+) -> None:
+    calls.functions["counter"] = lambda event: {"words": 1}
+    schema = {**OBJECT, **extra_schema}
+    client = served(tool("count", {"kind": "lambda", "function": "counter"}, inputSchema=schema))
+    client.tool_result("count", arguments)
+    assert calls.calls == [("invoke", ("counter", None, arguments))]
+    listed = client.result("tools/list")["tools"][0]["inputSchema"]
+    assert listed == {**schema, **listed_extra}
+
+
+def test_an_open_schema_still_checks_what_it_says_about_other_arguments(
+    served: Callable[..., McpClient], calls: FakeCalls
+) -> None:
+    schema = {**OBJECT, "additionalProperties": {"type": "integer"}}
+    client = served(tool("count", {"kind": "lambda", "function": "counter"}, inputSchema=schema))
+    error = client.error(client.call_tool("count", {"text": "x", "n": "two"}))
+    assert error["code"] == -32602
+    assert error["message"] == "Invalid arguments for tool count: n: must be of type integer"
+    assert calls.calls == []
+
+
+def test_arguments_named_inside_a_composed_schema_are_declared_too(
+    served: Callable[..., McpClient], calls: FakeCalls
+) -> None:
+    calls.functions["counter"] = lambda event: {"words": 1}
+    schema = {
+        "type": "object",
+        "$defs": {"paging": {"properties": {"page": {"type": "integer"}}}},
+        "allOf": [{"$ref": "#/$defs/paging"}],
+        "anyOf": [
+            {"properties": {"text": {"type": "string"}}, "required": ["text"]},
+            {"properties": {"url": {"type": "string"}}, "required": ["url"]},
+        ],
+        "if": {"properties": {"url": {"const": "x"}}},
+        "then": {"properties": {"why": {"type": "string"}}},
+        "dependentSchemas": {"url": {"properties": {"depth": {"type": "integer"}}}},
+    }
+    client = served(tool("count", {"kind": "lambda", "function": "counter"}, inputSchema=schema))
+    arguments = {"url": "u", "page": 2, "depth": 1, "why": "w"}
+    client.tool_result("count", arguments)
+    assert calls.calls == [("invoke", ("counter", None, arguments))]
+    error = client.error(client.call_tool("count", {"text": "t", "pgae": 2}))
+    assert error["message"] == "Unknown argument 'pgae' for tool count: did you mean 'page'?"
+    error = client.error(client.call_tool("count", {"text": "t", "page": "two"}))
+    assert error["message"] == "Invalid arguments for tool count: page: must be of type integer"
+    listed = client.result("tools/list")["tools"][0]["inputSchema"]
+    assert listed["additionalProperties"] is False
+    assert sorted(listed["properties"]) == ["depth", "page", "text", "url", "why"]
+    assert {k: v for k, v in listed.items() if k not in ("properties", "additionalProperties")} == {
+        k: v for k, v in schema.items()
+    }

@@ -136,3 +136,21 @@ def test_cookies_and_form_bodies_are_refused(tmp_path: Path) -> None:
 def test_not_an_openapi_document(tmp_path: Path) -> None:
     with pytest.raises(DeclarationError, match=r"not an OpenAPI 3\.0 or 3\.1 document"):
         load_declaration(declaration_with(tmp_path, {"swagger": "2.0"}))
+
+
+@pytest.mark.parametrize("operation_id", ["get thing", "things/get", "x" * 129, "getThing?"])
+def test_an_operation_id_that_is_not_a_tool_name_is_one_line_naming_it(
+    tmp_path: Path, operation_id: str
+) -> None:
+    document = yaml.safe_load(yaml.safe_dump(DOCUMENT))
+    document["paths"]["/things/{id}"]["get"]["operationId"] = operation_id
+    with pytest.raises(DeclarationError) as caught:
+        load_declaration(declaration_with(tmp_path, document))
+    assert str(caught.value) == (
+        f"{tmp_path / 'api.yaml'}: tool 'GET /things/{{id}}': "
+        f"paths./things/{{id}}.get.operationId: invalid tool name {operation_id!r}: use 1-128 "
+        "letters, digits, '_', '-' or '.' (or leave the operation out with operations)"
+    )
+    # An operation left out is not served, so its name does not matter.
+    kept = declaration_with(tmp_path, document, operations=["drop_thing"])
+    assert [t.name for t in load_declaration(kept).tools] == ["drop_thing"]

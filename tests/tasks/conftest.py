@@ -1,16 +1,25 @@
 """Fixtures of the durable-task tests on the embedded stack (helpers live in support.tasks):
 the conformance tools on a stack per module, its worker routable per task, a client, and each
-test taking `path` run once on each path."""
+test taking `path` run once on each path; and, without a stack, `flow`: a declared workflow's
+tool over the in-memory domain."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from mcp_tasks_aws.local.stack import EmbeddedStack
 from support.mcp import running_stack
+from support.targets import Flow, flow_of
 from support.tasks import PATHS, TaskClient, WorkerDispatch, on_path
+
+
+@pytest.fixture
+def flow(tmp_path: Path) -> Flow:
+    """A declared Standard machine's tool over the in-memory domain (`support.targets`)."""
+    return flow_of(tmp_path)
 
 
 @pytest.fixture(scope="module")

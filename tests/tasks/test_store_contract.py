@@ -76,6 +76,23 @@ def test_put_new_refuses_a_reused_id(store: TaskStore) -> None:
     assert (stored.owner, stored.tool, stored.version) == (ALICE, "echo", 1)
 
 
+def test_put_new_of_the_same_record_again_is_the_write_it_repeats(store: TaskStore) -> None:
+    # The SDK retries a PutItem whose answer was lost; its condition then fails on the item
+    # the first try wrote. That is this write, landed: one task, no error. An item that
+    # differs in anything (another create's, or one moved on since) is still refused.
+    record = make_record(
+        arguments={"n": [1, 2.5]}, answers={"k": {"a": 1}}, asked_keys=frozenset({"k", "j"})
+    )
+    store.put_new(record)
+    store.put_new(record)
+    assert store.get(record.task_id) == record
+    with pytest.raises(TaskAlreadyExists):
+        store.put_new(make_record(task_id=record.task_id, arguments={"n": [1, 2.5, 3]}))
+    assert_changed(store.apply(record.task_id, *t.report(0, "busy", now_ms())))
+    with pytest.raises(TaskAlreadyExists):
+        store.put_new(record)  # a create does not undo a move
+
+
 def test_a_record_reads_back_exactly(store: TaskStore) -> None:
     record = make_record(
         arguments={"seconds": 1.5, "nested": {"n": [1, 2.25, None, True]}},

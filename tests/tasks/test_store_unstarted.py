@@ -3,7 +3,8 @@ table and its sparse `UnstartedIndex` built from template.yaml).
 
 A task is in it from creation until a leg claims it, or parks it with a token, or it ends; a
 direct leg that parks it (no token) puts it back until an execution attaches; a report at leg
-0 keeps it in, with its new update time. Each store answers the same ids.
+0 keeps it in, with its new update time; a declared workflow's task leaves once the sweeper
+adopted it (its execution runs). Each store answers the same ids.
 """
 
 from __future__ import annotations
@@ -80,14 +81,25 @@ def test_unstarted_stops_at_the_limit(store: TaskStore) -> None:
     assert len(store.unstarted(base + 1000, limit=7)) == 7
 
 
-def test_a_declared_workflows_task_is_never_unstarted(store: TaskStore) -> None:
-    # Its own execution runs it, for as long as the workflow takes, writing nothing: it must
-    # not fill the index the sweeper reads (nor be judged stranded).
+def test_a_declared_workflows_task_is_unstarted_until_its_execution_is_seen(
+    store: TaskStore,
+) -> None:
+    # A workflow whose start never landed must be found (nothing else would end its task);
+    # one the sweeper saw running is adopted and leaves, however long it stays silent; one
+    # that asked (a token) or ended has left already.
     base = T0 + 2 * 10**9
-    arn = "arn:aws:states:us-east-1:123456789012:execution:deploy:t"
-    workflow = created(store, base + 1, execution_arn=arn)
-    assert store.apply(workflow, *t.report(0, "approving", base + 2))
-    plain = created(store, base + 3)
-    found = set(store.unstarted(base + 100, limit=1000))
-    assert plain in found
-    assert workflow not in found
+    arn = "arn:aws:states:us-east-1:123456789012:execution:deploy:"
+    never_started = created(store, base + 1, execution_arn=arn + "a")
+    reported = created(store, base + 2, execution_arn=arn + "b")
+    assert store.apply(reported, *t.report(0, "approving", base + 3))
+    adopted = created(store, base + 4, execution_arn=arn + "c")
+    seen = store.get(adopted)
+    assert seen is not None
+    moved = store.apply(adopted, *t.adopt(seen, base + 5))
+    assert moved is not None
+    assert moved.changed
+    assert moved.record.version == seen.version  # nothing a client sees
+    asked = created(store, base + 6, execution_arn=arn + "d")
+    assert store.apply(asked, *t.park(0, {"ask-1": elicit_request()}, "tok", {}, base + 7))
+    mine = {never_started, reported, adopted, asked}
+    assert set(store.unstarted(base + 100, limit=1000)) & mine == {never_started, reported}

@@ -303,8 +303,10 @@ NOW = 10**13
         ({"status": "completed"}, False),
         ({"status": "cancelled"}, False),
         ({"created_at": NOW - 2 * BOUND_MS, "ttl_ms": BOUND_MS}, False),  # expired
-        # a declared workflow's task: its own execution runs it (for hours, unwritten)
-        ({"execution_arn": "arn:aws:states:us-east-1:1:execution:deploy:t"}, False),
+        # a declared workflow's task: a candidate until the sweeper has seen its execution
+        # run (then adopted: its leg moved on), since its start may never have landed
+        ({"execution_arn": "arn:aws:states:us-east-1:1:execution:deploy:t"}, True),
+        ({"execution_arn": "arn:aws:states:us-east-1:1:execution:deploy:t", "leg": 1}, False),
     ],
 )
 def test_is_stranded(overrides: dict[str, Any], stranded: bool) -> None:

@@ -42,6 +42,7 @@ def every_move(leg: int = 1) -> dict[str, tuple[t.Guard, t.Changes]]:
         "lose": t.lose({"code": -32603, "message": "lost"}, NOW),
         "lose_direct": t.lose_direct({"code": -32603, "message": "lost"}, NOW),
         "lose_stranded": t.lose_stranded(make_record(), {"code": -32603, "message": "x"}, NOW),
+        "adopt": t.adopt(make_record(leg=leg), NOW),
     }
 
 
@@ -146,7 +147,7 @@ def test_every_move_a_client_sees_bumps_the_version_and_stamps_the_time() -> Non
     record = waiting("a")
     for name, (_, changes) in every_move().items():
         after = t.applied(record, changes)
-        if name in ("claim", "attach"):  # who runs the task: nothing a listener must hear
+        if name in ("claim", "attach", "adopt"):  # who runs it: nothing a listener must hear
             assert not changes.shown
             assert (after.version, after.updated_at) == (record.version, record.updated_at), name
         else:

@@ -5,20 +5,20 @@ the execution's end settling the task (the reconciler's `settle_workflow_end`)."
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
 
 from mcp_tasks_aws.tasks.exceptions import TaskNotFound
-from mcp_tasks_aws.tasks.workflow import AskRefused, ask_key, execution_arn_for
+from mcp_tasks_aws.tasks.workflow import (
+    CAPABILITY_KEY,
+    AskRefused,
+    ask_key,
+    execution_arn_for,
+)
 from support.domain import ALICE, accept
 from support.targets import DONE, MACHINE, QUESTION, Flow, flow_of
-
-
-@pytest.fixture
-def flow(tmp_path: Path) -> Flow:
-    return flow_of(tmp_path)
-
 
 # -- start ----------------------------------------------------------------------------------
 
@@ -27,9 +27,15 @@ def test_creating_the_task_starts_the_execution_named_after_it(flow: Flow) -> No
     record = flow.create({"text": "v1"})
     assert record.execution_arn == execution_arn_for(MACHINE, record.task_id)
     assert flow.record(record.task_id).execution_arn == record.execution_arn
-    assert flow.workflows.named("start") == [
-        (MACHINE, record.task_id, {"taskId": record.task_id, "arguments": {"text": "v1"}})
-    ]
+    ((machine, name, payload),) = flow.workflows.named("start")
+    assert (machine, name) == (MACHINE, record.task_id)
+    # The input as declared, and the task's capability (only its own execution may ask)
+    assert payload == {
+        "taskId": record.task_id,
+        "arguments": {"text": "v1"},
+        CAPABILITY_KEY: flow.capability(record),
+    }
+    assert flow.keys.opens(record.execution_arn, payload[CAPABILITY_KEY])
     assert flow.runner.calls == []  # no leg of this server, no task-runner execution
     assert record.held_by == "execution"
 
@@ -38,7 +44,11 @@ def test_an_input_template_gets_the_task_id_and_the_arguments(tmp_path: Path) ->
     flow = flow_of(tmp_path, input={"release": "${text}", "mcp": {"task": "${taskId}"}})
     record = flow.create({"text": "v2"})
     ((_, _, payload),) = flow.workflows.named("start")
-    assert payload == {"release": "v2", "mcp": {"task": record.task_id}}
+    assert payload == {
+        "release": "v2",
+        "mcp": {"task": record.task_id},
+        CAPABILITY_KEY: flow.capability(record),
+    }
 
 
 def test_a_missing_machine_fails_the_task_at_once_naming_it_and_the_code(flow: Flow) -> None:
@@ -137,7 +147,7 @@ def test_a_workflow_may_ask_for_sampling_and_gets_the_models_answer(flow: Flow) 
             "maxTokens": 50,
         },
     }
-    key = flow.doors.ask(record.task_id, record.execution_arn, "token-s", request)
+    key = flow.ask(record, "token-s", request)
     assert flow.record(record.task_id).input_requests == {key: request}
     reply = {
         "role": "assistant",
@@ -154,7 +164,7 @@ def test_sampling_needs_the_clients_sampling_capability(flow: Flow) -> None:
     assert record.execution_arn is not None
     request = {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}}
     with pytest.raises(AskRefused) as refused:
-        flow.doors.ask(record.task_id, record.execution_arn, "t", request)
+        flow.ask(record, "t", request)
     assert refused.value.error == "McpUnsupported"
 
 
@@ -169,7 +179,7 @@ def test_a_request_that_is_no_question_is_refused(flow: Flow) -> None:
     record = flow.create()
     assert record.execution_arn is not None
     with pytest.raises(AskRefused) as refused:
-        flow.doors.ask(record.task_id, record.execution_arn, "t", {"method": "roots/list"})
+        flow.ask(record, "t", {"method": "roots/list"})
     assert refused.value.error == "McpInvalidRequest"
 
 
@@ -179,14 +189,24 @@ def test_a_request_that_is_no_question_is_refused(flow: Flow) -> None:
 def test_a_report_sets_the_status_message_with_its_progress(flow: Flow) -> None:
     record = flow.create()
     assert record.execution_arn is not None
-    assert flow.doors.report(record.task_id, record.execution_arn, "deploying", 1, 2)
+    assert flow.report(record, "deploying", 1, 2)
     assert flow.record(record.task_id).status_message == "1/2 · deploying"
     flow.ask(record)
     # While a question is open, a report would read as working: it is dropped.
-    assert not flow.doors.report(record.task_id, record.execution_arn, "still")
+    assert not flow.report(record, "still")
     assert flow.record(record.task_id).visible_status == "input_required"
     with pytest.raises(ValueError, match="progress"):
-        flow.doors.report(record.task_id, record.execution_arn, "x", -1)
+        flow.report(record, "x", -1)
+
+
+def test_a_report_with_numbers_no_float_holds_is_refused_as_invalid(flow: Flow) -> None:
+    # The AskFunction answers a ValueError as McpInvalidRequest; an OverflowError would be a
+    # crash with a traceback.
+    record = flow.create()
+    assert record.execution_arn is not None
+    for progress, total in ((10**400, None), (1, 10**400)):
+        with pytest.raises(ValueError, match="too large"):
+            flow.report(record, "x", progress, total)
 
 
 # -- cancel ---------------------------------------------------------------------------------
@@ -280,6 +300,46 @@ def test_other_ends_fail_the_task_with_the_error_and_cause(flow: Flow, status: s
     assert ended.error is not None
     assert ended.error["code"] == -32603
     assert ended.error["data"] == {"status": status, "error": "States.TaskFailed", "cause": "boom"}
+
+
+LAMBDA_CAUSE = json.dumps(
+    {
+        "errorMessage": "disk full on /var/deploy",
+        "errorType": "OSError",
+        "requestId": "4f1e-req",
+        "stackTrace": ['  File "/var/task/deploy.py", line 12, in handler\n    secret = "hunter2"'],
+    }
+)
+
+
+@pytest.mark.parametrize("error", ["OSError", "Rejected"])
+def test_a_lambda_failures_stack_trace_never_reaches_the_client(
+    flow: Flow, error: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A Lambda state that raised fails the execution with the function's error payload as its
+    # cause: the client reads the error name and the message, the log keeps the rest.
+    record = flow.create()
+    with caplog.at_level(logging.INFO):
+        flow.settle(record, "FAILED", error=error, cause=LAMBDA_CAUSE)
+    ended = flow.record(record.task_id)
+    shown = json.dumps([ended.error, ended.result])
+    assert "stackTrace" not in shown
+    assert "deploy.py" not in shown
+    assert "4f1e-req" not in shown
+    assert "disk full on /var/deploy" in shown
+    assert "deploy.py" in caplog.text  # the whole cause, for whoever runs the stack
+
+
+def test_a_long_cause_is_cut_to_its_first_line_and_a_bound(flow: Flow) -> None:
+    record = flow.create()
+    cause = "first line " + "x" * 5000 + "\nTraceback (most recent call last):\n  File ..."
+    flow.settle(record, "FAILED", error="States.TaskFailed", cause=cause)
+    error = flow.record(record.task_id).error
+    assert error is not None
+    shown = error["data"]["cause"]
+    assert shown.startswith("first line xxx")
+    assert "Traceback" not in shown
+    assert len(shown) <= 301
 
 
 @pytest.mark.parametrize("status", ["SUCCEEDED", "FAILED", "ABORTED"])

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from mcp_tasks_aws.aws.dynamodb_items import UNSTARTED_SHARD, number, requests_value, string
+from mcp_tasks_aws.aws.dynamodb_items import (
+    LAST_WRITE,
+    UNSTARTED_SHARD,
+    number,
+    requests_value,
+    string,
+)
 from mcp_tasks_aws.protocol.names import TERMINAL_STATUSES
 from mcp_tasks_aws.tasks.model import encode_json
 from mcp_tasks_aws.tasks.transitions import (
@@ -128,8 +134,9 @@ def unstarted_after(changes: Changes) -> bool | None:
     """Whether the task is in `UnstartedIndex` after `changes` (None: as before).
 
     In it: a task no leg claimed yet (leg 0), or one its direct leg parked without a token (it
-    asked; no execution holds it until one attaches). Out: once a leg claims or parks it with
-    a token, an execution attaches, or it ends.
+    asked; no execution holds it until one attaches). Out: once a leg claims it (or the
+    sweeper adopts a workflow's task: the same move of the leg), parks it with a token, an
+    execution attaches, or it ends.
     """
     puts = {op.field: op.value for op in changes.ops if isinstance(op, Put)}
     if puts.get("status") in TERMINAL_STATUSES or "task_token" in puts or "held_by" in puts:
@@ -137,14 +144,19 @@ def unstarted_after(changes: Changes) -> bool | None:
     if puts.get("status") == "input_required":  # a park without a token: a direct leg's
         return True
     if any(isinstance(op, NextLeg) for op in changes.ops):
-        return False  # a claim
+        return False  # a claim, or an adoption
     return None
 
 
-def update(changes: Changes, expr: Placeholders, shard: str = "0") -> str:
+def update(
+    changes: Changes, expr: Placeholders, shard: str = "0", write_id: str | None = None
+) -> str:
     """The update expression of a move's changes (see `transitions.applied`); `shard` is the
-    task's `unstartedShard` (see `aws.dynamodb_items`), set again by a direct leg's park."""
+    task's `unstartedShard` (see `aws.dynamodb_items`), set again by a direct leg's park;
+    `write_id`, if given, becomes the item's `lastWrite`."""
     sets = []
+    if write_id is not None:
+        sets.append(f"{expr.name(LAST_WRITE)} = {expr.value(string(write_id))}")
     if changes.shown:  # a move a client sees: a listen window reports the version moving
         sets += [
             f"{expr.name('lastUpdatedAt')} = {expr.value(number(changes.now_ms))}",

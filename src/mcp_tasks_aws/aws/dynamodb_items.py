@@ -22,11 +22,13 @@ ever turns into a Decimal. Item layout:
 | toolError | BOOL | present (true) when the result is a tool error (`OwnerIndex` shows it) |
 | executionArn | S | the declared workflow's execution doing the task's work (managed targets) |
 | unstartedShard | S | only while nothing holds the task for good: `UnstartedIndex` |
+| lastWrite | S | the last conditional write's nonce: how a resent copy knows it landed |
 
 `UnstartedIndex` is sparse: `unstartedShard` (the task id's first hex digit, 16 shards) is
-written with a new task, removed when a leg claims it, set again when its direct leg parks it
-without a token (the execution it starts has not attached), and removed for good once an
-execution holds it or it ends (`aws.dynamodb_expressions.unstarted_after`). The sweeper
+written with a new task (a declared workflow's too), removed when a leg claims it (or the
+sweeper adopts a workflow's task whose execution it saw run), set again when its direct leg
+parks it without a token (the execution it starts has not attached), and removed for good once
+an execution holds it or it ends (`aws.dynamodb_expressions.unstarted_after`). The sweeper
 (`tasks.sweep`) reads it to find stranded tasks, keyed by `lastUpdatedAt`, without a Scan.
 """
 
@@ -37,6 +39,8 @@ from typing import Any, Final
 
 from mcp_tasks_aws.protocol.names import ACTIVE_STATUSES, TaskStatus
 from mcp_tasks_aws.tasks.model import TaskRecord, TaskSummary, encode_json, shown_status
+
+LAST_WRITE: Final = "lastWrite"
 
 UNSTARTED_SHARD: Final = "unstartedShard"
 UNSTARTED_SHARDS: Final = "0123456789abcdef"
@@ -93,8 +97,9 @@ def encode(record: TaskRecord) -> dict[str, Any]:
         item["pollIntervalMaxMs"] = number(record.poll_interval_max_ms)
     if record.asked_keys:
         item["askedKeys"] = {"SS": sorted(record.asked_keys)}
-    # A declared workflow's task is its execution's from the start: never a sweep candidate.
-    if record.status in ACTIVE_STATUSES and record.leg == 0 and record.execution_arn is None:
+    # A declared workflow's task too: the sweeper must find it if its start never landed
+    # (it leaves once the sweeper saw its execution run: `adopt` moves its leg on).
+    if record.status in ACTIVE_STATUSES and record.leg == 0:
         item[UNSTARTED_SHARD] = string(record.task_id[:1])
     if record.held_by != "execution":  # absent reads as execution (items from before)
         item["heldBy"] = string(record.held_by)

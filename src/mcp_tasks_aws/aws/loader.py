@@ -48,6 +48,7 @@ TRIMMED_OPERATIONS: dict[str, tuple[str, ...]] = {
     "stepfunctions": (
         "DescribeExecution",
         "SendTaskFailure",
+        "SendTaskHeartbeat",
         "SendTaskSuccess",
         "StartExecution",
         "StartSyncExecution",

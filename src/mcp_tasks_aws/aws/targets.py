@@ -6,12 +6,14 @@
   function's own credentials, and HTTP through `targets.http` (the standard library).
 - `StepFunctionsWorkflows` fills `tasks.ports.Workflows`: a declared Standard machine's
   execution named after the task (`StartExecution`, idempotent), `StopExecution` on cancel,
-  `SendTaskSuccess` / `SendTaskFailure` for a state waiting on a question, `DescribeExecution`
-  for an output the status event left out.
+  `SendTaskSuccess` / `SendTaskFailure` for a state waiting on a question, `SendTaskHeartbeat`
+  to learn whether it still waits, `DescribeExecution` for an output the status event left
+  out and to learn whether a start whose answer was lost landed.
 
 A call the resource refuses (missing, throttled, denied, invalid) raises
 `TargetUnavailable(target, code)`: the target named, the AWS error code, nothing of the
-caller's data. The IAM these need is derived from the declaration (`targets.iam`).
+caller's data. A workflow's calls meet throttling and 5xx as `Throttled` (try again), as
+`tasks.ports.Workflows` says. The IAM these need is derived from the declaration (`targets.iam`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import time
 from typing import TYPE_CHECKING, Any, Final
 
 from mcp_tasks_aws.aws.clients import Clients
-from mcp_tasks_aws.aws.errors import client_error_code
+from mcp_tasks_aws.aws.errors import client_error_code, transient_as_busy
 from mcp_tasks_aws.aws.stepfunctions import send_task_failure, send_task_success
 from mcp_tasks_aws.targets.ports import HttpAnswer, HttpRequest, Invoked, SyncRun
 from mcp_tasks_aws.tasks.exceptions import TargetUnavailable
@@ -32,7 +34,9 @@ if TYPE_CHECKING:
     from mypy_boto3_stepfunctions.client import SFNClient
 
 SECRET_CACHE_S: Final = 300
+NOT_ANSWERED_IN_TIME: Final = "it did not answer in time; it was called once, not again"
 _NOT_RUNNING: Final = {"ExecutionDoesNotExist", "ExecutionNotRunning"}
+_DEAD_TOKEN: Final = {"TaskTimedOut", "TaskDoesNotExist"}
 
 
 def unavailable(target: str, exc: BaseException) -> TargetUnavailable | None:
@@ -40,7 +44,11 @@ def unavailable(target: str, exc: BaseException) -> TargetUnavailable | None:
     code = client_error_code(exc)
     if code is None:
         name = type(exc).__name__
-        if name in ("EndpointConnectionError", "ConnectTimeoutError", "ReadTimeoutError"):
+        if name == "ReadTimeoutError":
+            # Sent once (`aws.call_policies.ONCE`), with all the time the caller had: it may
+            # have run, and is not sent again.
+            return TargetUnavailable(target, name, NOT_ANSWERED_IN_TIME)
+        if name in ("EndpointConnectionError", "ConnectTimeoutError"):
             return TargetUnavailable(target, name)
         return None
     return TargetUnavailable(target, code)
@@ -89,12 +97,15 @@ class AwsTargets:
             return cached[1]
         client = self.clients.get("secretsmanager")
         try:
-            value = str(client.get_secret_value(SecretId=secret_arn)["SecretString"])
+            answer = client.get_secret_value(SecretId=secret_arn)
         except Exception as exc:
             failure = unavailable(f"Secret {secret_arn}", exc)
             if failure is None:
                 raise
             raise failure from exc
+        if "SecretString" not in answer:  # a SecretBinary cannot be a header's key or token
+            raise TargetUnavailable(f"Secret {secret_arn}", "Unusable", "it holds binary data")
+        value = str(answer["SecretString"])
         with self._lock:
             self._secrets[secret_arn] = (now, value)
         return value
@@ -126,9 +137,12 @@ class StepFunctionsWorkflows:
 
     def start(self, machine_arn: str, name: str, payload: dict[str, Any]) -> str:
         try:
-            answer = self.client.start_execution(
-                stateMachineArn=machine_arn, name=name, input=json.dumps(payload)
-            )
+            # Throttling, a 5xx or a timeout (after the SDK's retries) is `Throttled`, as the
+            # port says: busy, try again; only a refusal (missing, denied) fails the task.
+            with transient_as_busy():
+                answer = self.client.start_execution(
+                    stateMachineArn=machine_arn, name=name, input=json.dumps(payload)
+                )
         except Exception as exc:
             if client_error_code(exc) == "ExecutionAlreadyExists":
                 # A retried start (the same task): the execution runs once, as named.
@@ -158,3 +172,29 @@ class StepFunctionsWorkflows:
         answer = self.client.describe_execution(executionArn=execution_arn)
         output = answer.get("output")
         return str(output) if output is not None else None
+
+    def describe(self, execution_arn: str) -> str | None:
+        # A read: safe to repeat. Throttling and 5xx are Throttled (the caller may look
+        # again later); a missing execution is an answer, not a fault.
+        try:
+            with transient_as_busy():
+                answer = self.client.describe_execution(executionArn=execution_arn)
+        except Exception as exc:
+            if client_error_code(exc) == "ExecutionDoesNotExist":
+                return None
+            raise
+        return str(answer["status"])
+
+    def still_waiting(self, task_token: str) -> bool:
+        # A heartbeat changes nothing but a HeartbeatSeconds clock, and repeats safely. A
+        # state that timed out (or ended) answers TaskTimedOut / TaskDoesNotExist; anything
+        # else (InvalidToken included, what an emulator answers for a live token without
+        # HeartbeatSeconds) keeps the question: only a dead token may be replaced.
+        try:
+            with transient_as_busy():
+                self.client.send_task_heartbeat(taskToken=task_token)
+        except Exception as exc:
+            if client_error_code(exc) in _DEAD_TOKEN:
+                return False
+            raise
+        return True

@@ -8,6 +8,9 @@ no-op), and is applied by :func:`apply_moto_patches` after `mock_aws` has starte
   execution thread is ready; the stop waits for it.
 - DynamoDB: moto's condition check and write are two unlocked steps, and a failing UpdateItem
   keeps its earlier actions; item operations are made atomic and updates all-or-nothing.
+- Step Functions callbacks: a `.waitForTaskToken` state that timed out leaves its token
+  accepting answers in moto; on AWS it answers `TaskTimedOut` (declared workflows rely on it
+  to replace a timed-out question, `tasks.workflow`).
 
 moto itself must be imported only once fake credentials are set (see `local.aws`), so moto is
 imported inside the functions here, never at module level.
@@ -23,6 +26,9 @@ from mcp_tasks_aws.local.lambdas import LAMBDAS
 
 _lambda_patched = False
 _dynamodb_serialised = False
+_callbacks_patched = False
+_TIMED_OUT_TOKENS: set[str] = set()
+_TIMED_OUT_LOCK = threading.Lock()
 _DYNAMODB_LOCK = threading.RLock()
 
 
@@ -30,6 +36,72 @@ def apply_moto_patches() -> None:
     """Every patch below; call it once `mock_aws` is started, before any request reaches moto."""
     _patch_moto_lambda()
     _serialise_moto_dynamodb()
+    _patch_moto_callback_timeouts()
+
+
+def _patch_moto_callback_timeouts() -> None:
+    """A waiting state that timed out marks its token so: answers and heartbeats sent to it
+    afterwards are refused `TaskTimedOut`, as AWS refuses them (moto keeps the token open,
+    and its own refusal of such a token fails to build)."""
+    global _callbacks_patched
+    if _callbacks_patched:
+        return
+    from moto.stepfunctions.parser import api
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import (
+        state_task_service_callback as callback_state,
+    )
+    from moto.stepfunctions.parser.models import StepFunctionsParserBackend
+
+    def refusal(kind: Any, message: str) -> Exception:
+        # moto's error classes need the message and the code at construction (their
+        # defaults are class attributes its base class ignores).
+        error: Exception = kind(message, kind.__name__)
+        return error
+
+    service = callback_state.StateTaskServiceCallback
+    original = service._eval_integration_pattern
+
+    def eval_integration_pattern(self: Any, env: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(self, env, *args, **kwargs)
+        except TimeoutError:  # the state's TimeoutSeconds or HeartbeatSeconds passed
+            task = env.states.context_object.context_object_data.get("Task") or {}
+            if task.get("Token"):
+                with _TIMED_OUT_LOCK:
+                    _TIMED_OUT_TOKENS.add(task["Token"])
+            raise
+
+    service._eval_integration_pattern = eval_integration_pattern  # type: ignore[method-assign]
+
+    def refusing_timed_out(name: str) -> None:
+        sent = getattr(StepFunctionsParserBackend, name)
+
+        def send(self: Any, task_token: str, *args: Any, **kwargs: Any) -> Any:
+            with _TIMED_OUT_LOCK:
+                timed_out = task_token in _TIMED_OUT_TOKENS
+            if timed_out:
+                message = "Task Timed Out: 'Provided task does not exist anymore'"
+                raise refusal(api.TaskTimedOut, message)
+            return sent(self, task_token, *args, **kwargs)
+
+        setattr(StepFunctionsParserBackend, name, send)
+
+    def send_task_heartbeat(self: Any, task_token: str) -> None:
+        # moto's own fails to build its refusal of a live token whose state has no
+        # HeartbeatSeconds; a heartbeat to a live token is accepted here (it resets the
+        # heartbeat clock where the state has one), and any other token is invalid.
+        for execution in self._get_executions(api.ExecutionStatus.RUNNING):
+            env = getattr(execution.exec_worker, "env", None)
+            endpoint = env.callback_pool_manager.get(task_token) if env is not None else None
+            if endpoint is not None:
+                endpoint.notify_heartbeat()
+                return
+        raise refusal(api.InvalidToken, "Invalid Token: 'Invalid token'")
+
+    StepFunctionsParserBackend.send_task_heartbeat = send_task_heartbeat  # type: ignore[assignment]
+    for name in ("send_task_success", "send_task_failure", "send_task_heartbeat"):
+        refusing_timed_out(name)
+    _callbacks_patched = True
 
 
 def _serialise_moto_dynamodb() -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ INLINE_INTERVAL_S = 0.1
 MAX_INLINE_NOTIFICATIONS = 1000
 """And at most this many per request: a Lambda response carries them all at once."""
 
+_FLOAT_MAX = sys.float_info.max
 _NUMBER = r"\d+(?:\.\d+)?"
 _STATUS = re.compile(
     rf"^(?:(?P<pct>{_NUMBER})%|(?P<num>{_NUMBER})(?:/(?P<total>{_NUMBER}))?)"
@@ -67,8 +69,12 @@ def check_numbers(progress: float | None, total: float | None) -> None:
             continue
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"{name} must be a number, not {type(value).__name__}")
-        if not math.isfinite(value) or value < 0:
-            raise ValueError(f"{name} must be a finite number >= 0, not {value}")
+        # An integer past a float's range (JSON numbers have no bound) is refused here, as a
+        # ValueError: converting it later would raise OverflowError instead.
+        if value < 0 or not (-_FLOAT_MAX <= value <= _FLOAT_MAX) or not math.isfinite(value):
+            fits = isinstance(value, float) or abs(value) <= _FLOAT_MAX
+            shown = value if fits else "an integer too large for a float"
+            raise ValueError(f"{name} must be a finite number >= 0, not {shown}")
     if total is not None and total <= 0:
         raise ValueError(f"total must be > 0, not {total}")
     if total is not None and progress is None:

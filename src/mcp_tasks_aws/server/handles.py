@@ -26,8 +26,9 @@ Three *handle tools* follow it, served here (not as user tools) with the caller'
 
 Who gets what: a request is *task-aware* when it declared the Tasks extension (2026-07-28, per
 request) or carries `params.task` (2025-11-25: a request with it is a task request whatever
-its session declared). A plain 2025-11-25 call of a task-only tool gets a handle; of an
-`optional` one, only in a session that did not declare `tasks`. The handle tools are listed to
+its session declared). A plain 2025-11-25 call gets a handle only in a session that did not
+declare `tasks` (one that did is shown a task-only tool as `required` and gets -32601 for a
+plain call of it, as 2025-11-25 says; an `optional` one runs inline). The handle tools are listed to
 requests that did not declare task support (2025-11-25: sessions that did not declare
 `tasks`), after the server's own tools, and a tool that answers such clients with a handle is
 listed to them without its `outputSchema` (they validate `structuredContent` against it, and a
@@ -77,6 +78,8 @@ _FINAL_READ_MARGIN_S: Final = 0.5
 """Time kept, before the request's deadline, for the read that follows a wait."""
 _CHANNEL: Final = {ELICIT: "elicitation", SAMPLE: "sampling", LIST_ROOTS: "roots"}
 _ANSWER_ACTIONS: Final = ("accept", "decline", "cancel")
+_MAX_WAIT_S: Final = 10**9
+"""Larger `waitSeconds` are refused (the wait is capped at the inline budget anyway)."""
 
 
 def declares_tasks(call: Call) -> bool:
@@ -163,12 +166,15 @@ class TaskHandles:
     def offered_to(self, call: Call, spec: ToolSpec) -> bool:
         """Whether this call (which did not opt in to a task) gets a handle.
 
-        A plain 2025-11-25 call of an optional tool, in a session that declared `tasks`,
-        chose to run it inline: it does.
+        A 2025-11-25 session that declared `tasks` is shown the tools as they are (a
+        task-only tool `required`, no handle tools): what it gets agrees. A plain call of an
+        optional tool chose to run it inline, and does; of a task-only tool, it gets the
+        -32601 2025-11-25 prescribes for a `required` tool, never a handle naming a tool it
+        was not shown.
         """
         if not self.eligible(spec):
             return False
-        if call.era is Era.LEGACY and spec.task is not TaskPolicy.REQUIRED:
+        if call.era is Era.LEGACY:
             return not declares_tasks(call)
         return True
 
@@ -529,7 +535,9 @@ def _wait_seconds(arguments: dict[str, Any], budget_ms: int) -> float:
     raw = arguments.get("waitSeconds", 0)
     if raw is None:
         return 0.0
-    if isinstance(raw, bool) or not isinstance(raw, int | float) or not raw >= 0:
+    # JSON numbers have no bound: an integer past a float's range (or 1e400, parsed as
+    # infinity) is refused like any other bad number, compared before any conversion.
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not 0 <= raw < _MAX_WAIT_S:
         raise InvalidParams("waitSeconds: give a number of seconds >= 0")
     return min(float(raw), budget_ms / 1000)
 

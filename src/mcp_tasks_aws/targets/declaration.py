@@ -12,6 +12,13 @@ naming the file, the tool and the field (:class:`DeclarationError`), never a tra
 3. across tools: no two tools with one name, OpenAPI operations expanded (each needs an
    `operationId`; see `targets.openapi`).
 
+A declared `inputSchema` names what reaches the target (a Lambda event, an execution's input,
+a request body): `served_input_schema` is the schema the tool is listed and checked with, the
+declared one closed to other arguments (`additionalProperties: false`, so a call naming one is
+refused -32602 naming it) unless it says itself what it does with them (`additionalProperties`
+or `unevaluatedProperties` at its root). Arguments a composed schema names (`allOf`, `anyOf`,
+`oneOf`, `if`/`then`/`else`, `dependentSchemas`, local `$ref`s) are among the declared ones.
+
 What comes out is a :class:`Declaration` of pydantic models, every path resolved against the
 declaration's folder. Nothing here calls AWS or builds a tool: `targets.tools` does that.
 """
@@ -20,11 +27,13 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.parse
 from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
 from mcp_tasks_aws.targets.models import (
+    COMPLETE_SECRET_NAME,
     FUNCTION_ARN,
     FUNCTION_NAME,
     JSON_SCHEMA_2020_12,
@@ -47,6 +56,7 @@ from mcp_tasks_aws.targets.models import (
 from mcp_tasks_aws.targets.openapi import operation_tools
 
 SCHEMA_FILE: Final = Path(__file__).with_name("declaration.schema.json")
+_QUALIFIED_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}(?::(?:\$LATEST|[A-Za-z0-9_-]{1,128}))?")
 
 __all__ = [
     "Declaration",
@@ -55,6 +65,7 @@ __all__ = [
     "check_schema",
     "check_tool",
     "load_declaration",
+    "served_input_schema",
 ]
 
 
@@ -166,6 +177,15 @@ def check_tool(file: str, tool: ToolDeclaration) -> None:
         return DeclarationError(file, field, problem, tool=tool.name)
 
     check_schema(file, tool.name, "inputSchema", tool.input_schema)
+    try:
+        served_input_schema(tool.input_schema)
+    except _UnreadableRef as exc:
+        raise fail(
+            f"inputSchema.{exc.where}",
+            f"{exc.ref!r} cannot be read here to know which arguments the target takes: refer "
+            "inside the schema (#/$defs/...), or say additionalProperties or "
+            "unevaluatedProperties at its root",
+        ) from None
     if tool.output_schema is not None:
         check_schema(file, tool.name, "outputSchema", tool.output_schema)
     target = tool.target
@@ -215,11 +235,37 @@ def _check_auth(file: str, tool: str, field: str, auth: Auth) -> None:
     if auth.type in ("apiKey", "bearer"):
         if auth.secret_arn is None:
             raise DeclarationError(file, f"{field}.secretArn", f"{auth.type} needs it", tool=tool)
-        if not SECRET_ARN.fullmatch(auth.secret_arn):
+        secret = SECRET_ARN.fullmatch(auth.secret_arn)
+        if secret is None:
             raise DeclarationError(
                 file,
                 f"{field}.secretArn",
                 f"{auth.secret_arn!r} is not a Secrets Manager secret ARN",
+                tool=tool,
+            )
+        if not COMPLETE_SECRET_NAME.fullmatch(secret["name"]):
+            raise DeclarationError(
+                file,
+                f"{field}.secretArn",
+                f"{auth.secret_arn!r} is a partial secret ARN: give the complete one, ending in "
+                f"the 6 characters Secrets Manager adds to the name ({secret['name']}-AbCdEf); "
+                "IAM matches only that",
+                tool=tool,
+            )
+    if auth.function is not None:
+        if auth.type != "sigv4" or auth.service != "lambda":
+            raise DeclarationError(
+                file,
+                f"{field}.function",
+                "only sigv4 for service lambda (a function URL) names a function",
+                tool=tool,
+            )
+        # NAME:QUALIFIER names an alias's URL.
+        if not (_QUALIFIED_NAME.fullmatch(auth.function) or FUNCTION_ARN.fullmatch(auth.function)):
+            raise DeclarationError(
+                file,
+                f"{field}.function",
+                f"{auth.function!r} is neither a function name nor a Lambda function ARN",
                 tool=tool,
             )
 
@@ -255,3 +301,87 @@ def _openapi_tools(
     for tool in tools:
         check_tool(file, tool)
     return tools
+
+
+# -- which arguments a declared schema takes ---------------------------------------------------
+
+_SAYS_WHAT_ELSE: Final = ("additionalProperties", "unevaluatedProperties")
+_IN_PLACE: Final = ("allOf", "anyOf", "oneOf")
+_CONDITIONAL: Final = ("if", "then", "else")
+
+
+class _UnreadableRef(Exception):
+    def __init__(self, where: str, ref: str) -> None:
+        super().__init__(where)
+        self.where = where
+        self.ref = ref
+
+
+def served_input_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The declared `inputSchema` as the tool is listed and checked (module docstring): closed
+    to arguments it does not name, those of its subschemas at the root's level listed among
+    its `properties` (as `{}`: the subschemas still say what they must be)."""
+    if any(keyword in schema for keyword in _SAYS_WHAT_ELSE):
+        return schema
+    names: dict[str, None] = {}
+    patterns: dict[str, None] = {}
+    _collect(schema, schema, "", names, patterns, set())
+    served = dict(schema)
+    properties = dict(schema.get("properties") or {})
+    for name in names:
+        properties.setdefault(name, {})
+    if properties:
+        served["properties"] = properties
+    declared_patterns = dict(schema.get("patternProperties") or {})
+    for pattern in patterns:
+        declared_patterns.setdefault(pattern, {})
+    if declared_patterns:
+        served["patternProperties"] = declared_patterns
+    served["additionalProperties"] = False
+    return served
+
+
+def _collect(
+    node: Any,
+    root: dict[str, Any],
+    where: str,
+    names: dict[str, None],
+    patterns: dict[str, None],
+    followed: set[str],
+) -> None:
+    """The property names and patterns `node` declares for the object it describes itself."""
+    if not isinstance(node, dict):
+        return
+    here = f"{where}." if where else ""
+    names.update(dict.fromkeys(str(n) for n in (node.get("properties") or {})))
+    patterns.update(dict.fromkeys(str(p) for p in (node.get("patternProperties") or {})))
+    for keyword in _IN_PLACE:
+        for index, sub in enumerate(node.get(keyword) or []):
+            _collect(sub, root, f"{here}{keyword}.{index}", names, patterns, followed)
+    for keyword in _CONDITIONAL:
+        _collect(node.get(keyword), root, f"{here}{keyword}", names, patterns, followed)
+    for name, sub in (node.get("dependentSchemas") or {}).items():
+        _collect(sub, root, f"{here}dependentSchemas.{name}", names, patterns, followed)
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref not in followed:
+        followed.add(ref)
+        target = _local(root, ref)
+        if target is None:
+            raise _UnreadableRef(f"{here}$ref", ref)
+        _collect(target, root, f"{here}$ref", names, patterns, followed)
+
+
+def _local(root: dict[str, Any], ref: str) -> Any:
+    """What a local `$ref` (`#`, `#/$defs/x`) points at in `root`; None for any other."""
+    if ref != "#" and not ref.startswith("#/"):
+        return None
+    node: Any = root
+    for part in ref[2:].split("/") if ref != "#" else []:
+        part = urllib.parse.unquote(part).replace("~1", "/").replace("~0", "~")
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return None
+    return node

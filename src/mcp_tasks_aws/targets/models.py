@@ -30,8 +30,12 @@ STATE_MACHINE_ARN: Final = re.compile(
 )
 SECRET_ARN: Final = re.compile(
     rf"arn:(?P<partition>{_PARTITION}):secretsmanager:(?P<region>{REGION_PATTERN}):"
-    r"(?P<account>\d{12}):secret:[A-Za-z0-9/_+=.@-]{1,512}"
+    r"(?P<account>\d{12}):secret:(?P<name>[A-Za-z0-9/_+=.@-]{1,512})"
 )
+COMPLETE_SECRET_NAME: Final = re.compile(r".+-[A-Za-z0-9]{6}")
+"""A complete secret ARN's name part: the secret's name, then the `-` and 6 random characters
+Secrets Manager adds (IAM matches a policy's resource against that ARN; a partial one, the name
+alone, matches nothing)."""
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.\-]+)\}")
 
 
@@ -67,6 +71,9 @@ class Auth(_Model):
     """sigv4: the signing name (default `execute-api`; `lambda` for function URLs)."""
     region: str | None = None
     """sigv4: the signing region (default: read from the URL, else `aws.region`)."""
+    function: str | None = None
+    """sigv4 for a function URL (`service: lambda`): the function behind the URL (a name or
+    ARN, with its `:qualifier` when the URL is an alias's), for the IAM policy."""
 
 
 class LambdaTarget(_Model):

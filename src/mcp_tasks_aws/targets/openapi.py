@@ -1,7 +1,8 @@
 """OpenAPI 3.0 and 3.1 documents as HTTP tools: each operation with an `operationId` is one.
 
-- The tool's name is the `operationId`; its title the summary; its description the
-  description (or the summary, or `METHOD /path`).
+- The tool's name is the `operationId` (held to the rule of every tool name: 1-128 letters,
+  digits, `_`, `-`, `.`; one that breaks it is refused unless `operations` leaves it out);
+  its title the summary; its description the description (or the summary, or `METHOD /path`).
 - `inputSchema`: one property per parameter (`in: path`, `query`, `header`; cookies are
   refused), and `body` for a JSON request body (`application/json`), each required as the
   document says.
@@ -80,6 +81,7 @@ def operation_tools(file: str, source: OpenApiSource) -> list[ToolDeclaration]:
             found.add(operation_id)
             if source.operations is not None and operation_id not in source.operations:
                 continue
+            _check_name(document_file, f"paths.{path}.{method}.operationId", where, operation_id)
             tools.append(_tool(document_file, refs, base, path, method, operation, shared, source))
     for wanted in source.operations or ():
         if wanted not in found:
@@ -87,6 +89,17 @@ def operation_tools(file: str, source: OpenApiSource) -> list[ToolDeclaration]:
                 file, "openapi.operations", f"{document_file} has no operation {wanted!r}"
             )
     return tools
+
+
+def _check_name(file: str, field: str, where: str, operation_id: Any) -> None:
+    """An operationId names a tool: the rule every tool name follows (`tools.signature`)."""
+    from mcp_tasks_aws.tools.signature import ToolDefinitionError, check_name
+
+    try:
+        check_name("tool", str(operation_id))
+    except ToolDefinitionError as exc:
+        problem = f"{exc} (or leave the operation out with operations)"
+        raise DeclarationError(file, field, problem, tool=where) from None
 
 
 def _server_url(file: str, document: dict[str, Any]) -> str:

@@ -39,6 +39,9 @@ class HttpAnswer(NamedTuple):
     status: int
     headers: dict[str, str]
     body: bytes
+    truncated: bool = False
+    """The upstream had more to send than was read (`targets.http.MAX_BODY_BYTES`): `body` is
+    only its start."""
 
 
 class TargetCalls(Protocol):
@@ -61,5 +64,6 @@ class TargetCalls(Protocol):
         ...
 
     def fetch(self, request: HttpRequest) -> HttpAnswer:
-        """Send an HTTP request; any status is an answer, only no answer raises."""
+        """Send an HTTP request; any status is an answer, only no answer raises. The body is
+        read up to a bound and no further (`HttpAnswer.truncated`)."""
         ...

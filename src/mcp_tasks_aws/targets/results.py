@@ -3,19 +3,30 @@
 - A value (a function's payload, an execution's output, a JSON response): JSON text, and
   `structuredContent` when the tool declares an `outputSchema` (checked against it: a value
   that does not match is a tool error saying so, never a result that lies about its shape).
-- A Lambda function error: `isError`, with the function's error type and message.
+- A Lambda function error: `isError`, with the function's error type and message (never its
+  stack trace); a failed execution's cause likewise (`cause_message`).
 - A non-2xx HTTP answer: `isError`, with the status and the body cut to `BODY_CHARS`.
+- Any of these larger than a task result may be (`capped`: `tasks.legs.MAX_RESULT_BYTES`,
+  counted as `protocol.jsonrpc.encoded_size` counts, escapes included): `isError` saying so.
+  Inline, the function's response would otherwise pass Lambda's 6 MB and the client would read
+  API Gateway's 5xx; in a task, the result could never be read back.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any, Final
 
+from mcp_tasks_aws.protocol.jsonrpc import encoded_size
 from mcp_tasks_aws.tools.specs import text_result
+
+logger = logging.getLogger(__name__)
 
 BODY_CHARS: Final = 1000
 ERROR_CHARS: Final = 2000
+CAUSE_CHARS: Final = 300
+"""Characters of a failed execution's cause a client reads (its first line)."""
 
 
 def value_result(tool: str, value: Any, output_schema: dict[str, Any] | None) -> dict[str, Any]:
@@ -47,18 +58,42 @@ def _mismatch(value: Any, schema: dict[str, Any]) -> str | None:
     return f"at {where}: {error.validator} failed"
 
 
-def function_error_result(function: str, payload: bytes) -> dict[str, Any]:
-    """A function that raised: its error type and message, as Lambda reports them."""
+def lambda_error(payload: bytes | str | None) -> tuple[str | None, str | None]:
+    """The error type and message of a Lambda function error (`{errorType, errorMessage,
+    stackTrace, requestId}`, as Invoke answers it and as a failed `lambda:invoke` state's
+    cause carries it); (None, None) when `payload` is not one. The stack trace and the
+    request id are never part of what a client reads."""
     try:
         error = json.loads(payload or b"{}")
     except ValueError:
-        error = {}
-    if not isinstance(error, dict):
-        error = {}
-    kind = str(error.get("errorType") or "Error")
+        return None, None
+    if not isinstance(error, dict) or not {"errorType", "errorMessage"} & set(error):
+        return None, None
+    kind = error.get("errorType")
     message = str(error.get("errorMessage") or "").strip()
-    text = f"Lambda function {function} failed: {kind}" + (f": {message}" if message else "")
+    return (str(kind) if kind else None), (message or None)
+
+
+def function_error_result(function: str, payload: bytes) -> dict[str, Any]:
+    """A function that raised: its error type and message, as Lambda reports them."""
+    kind, message = lambda_error(payload)
+    text = f"Lambda function {function} failed: {kind or 'Error'}"
+    text += f": {message}" if message else ""
     return text_result(text[:ERROR_CHARS], is_error=True)
+
+
+def cause_message(cause: str | None) -> str | None:
+    """What a client may read of a failed execution's `cause`: the message of a Lambda
+    function error (never its stack trace or request id), else the cause's text; either one
+    line, cut to `CAUSE_CHARS`. The whole cause is for the log, not for the client."""
+    if not cause:
+        return None
+    _, message = lambda_error(cause)
+    text = message if message is not None else cause.strip()
+    line = text.splitlines()[0].strip() if text else ""
+    if not line:
+        return None
+    return line[:CAUSE_CHARS] + ("…" if len(line) > CAUSE_CHARS else "")
 
 
 def http_error_result(method: str, url: str, status: int, body: bytes) -> dict[str, Any]:
@@ -79,3 +114,30 @@ def parsed(payload: bytes, content_type: str | None = None) -> Any:
         return json.loads(text) if text.strip() else None
     except ValueError:
         return text
+
+
+def capped(tool: str, result: dict[str, Any]) -> dict[str, Any]:
+    """`result`, or a tool error saying it is larger than a result may be (module docstring)."""
+    from mcp_tasks_aws.tasks.legs import MAX_RESULT_BYTES  # the one cap, a task's as well
+
+    size = encoded_size(result)
+    if size <= MAX_RESULT_BYTES:
+        return result
+    logger.warning("tool %s: its target's answer of %d bytes (encoded) refused", tool, size)
+    return text_result(
+        f"Tool {tool}: its target answered {size / 1e6:.1f} MB (as encoded in a response); "
+        f"a result may be at most {MAX_RESULT_BYTES / 1e6:.1f} MB",
+        is_error=True,
+    )
+
+
+def body_too_large_result(
+    tool: str, method: str, url: str, status: int, limit: int
+) -> dict[str, Any]:
+    """A 2xx body longer than could be read (`targets.http.MAX_BODY_BYTES`)."""
+    shown = url.split("?", 1)[0]
+    return text_result(
+        f"Tool {tool}: HTTP {status} from {method} {shown}: the body is larger than "
+        f"{limit / 1e6:.1f} MB, more than a result may hold (it was not read further)",
+        is_error=True,
+    )

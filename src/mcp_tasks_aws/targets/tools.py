@@ -2,7 +2,9 @@
 
 Every declared tool is a `ToolSpec` with `raw_arguments` (the arguments, checked against the
 declared `inputSchema`, reach the target as one dict; a mismatch is -32602 naming the
-argument) and the declared `outputSchema`. What each target kind does:
+argument; the schema is closed to arguments it does not name unless it says otherwise:
+`targets.declaration.served_input_schema`) and the declared `outputSchema`. What each
+target kind does:
 
 - `lambda` sync: inline, Invoke (RequestResponse); the payload is the result, and a
   `FunctionError` an isError result with the function's error type and message.
@@ -25,6 +27,7 @@ logic here never imports boto3.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -32,7 +35,7 @@ from typing import Any, Final, Literal
 
 import mcp_tasks_aws.targets.results as results
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR, McpError
-from mcp_tasks_aws.targets.declaration import load_declaration
+from mcp_tasks_aws.targets.declaration import load_declaration, served_input_schema
 from mcp_tasks_aws.targets.models import (
     Declaration,
     HttpTarget,
@@ -40,14 +43,15 @@ from mcp_tasks_aws.targets.models import (
     StateMachineTarget,
     ToolDeclaration,
 )
-from mcp_tasks_aws.targets.ports import HttpRequest, TargetCalls
+from mcp_tasks_aws.targets.ports import TargetCalls
 from mcp_tasks_aws.targets.templates import render
 from mcp_tasks_aws.tasks.exceptions import TargetUnavailable
 from mcp_tasks_aws.tools.context import ToolContext
 from mcp_tasks_aws.tools.registry import ToolSet
 from mcp_tasks_aws.tools.specs import TaskPolicy, ToolResult, ToolSpec
 
-CAUSE_CHARS: Final = 1000
+LOGGED_CAUSE_CHARS: Final = 32 * 1024
+logger = logging.getLogger(__name__)
 _WORKFLOW_ENDS: Final = {"FAILED": "failed", "TIMED_OUT": "timed out", "ABORTED": "was aborted"}
 
 
@@ -100,7 +104,7 @@ class DeclaredCall:
 
     def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:
-            wire = self._run(self.binding.calls, arguments, ctx)
+            wire = results.capped(self.tool.name, self._run(self.binding.calls, arguments, ctx))
         except TargetUnavailable as exc:
             raise TargetCallFailed(f"Tool {self.tool.name}: {exc.message}") from exc
         return ToolResult(
@@ -158,7 +162,7 @@ def _spec(tool: ToolDeclaration, binding: TargetBinding) -> ToolSpec:
         ttl_ms=tool.ttl_ms,
         poll_interval_ms=tool.poll_interval_ms,
         annotations=tool.annotations,
-        handwritten_schema=tool.input_schema,
+        handwritten_schema=served_input_schema(tool.input_schema),
         scopes=frozenset(tool.scopes),
         max_poll_interval_ms=tool.max_poll_interval_ms,
         raw_arguments=True,
@@ -242,8 +246,19 @@ def workflow_failure(
     cause: str | None,
 ) -> tuple[Literal["result", "error"], dict[str, Any]]:
     """An execution that did not succeed: a tool error when its error is one the declaration
-    names (`toolErrors`), else the task's JSON-RPC error carrying the error and the cause."""
-    cut = (cause or "")[:CAUSE_CHARS]
+    names (`toolErrors`), else the task's JSON-RPC error carrying the error and the cause.
+
+    The client reads the error name and one cut line of the cause (`results.cause_message`:
+    a Lambda state's stack trace never reaches it); the whole cause goes to the log."""
+    cut = results.cause_message(cause) or ""
+    if cause and cause.strip() != cut:
+        logger.info(
+            "tool %s: its workflow ended %s (%s); the client reads a cut cause, whole here: %s",
+            tool.name,
+            status,
+            error,
+            cause[:LOGGED_CAUSE_CHARS],
+        )
     if status == "FAILED" and error is not None and error in target.tool_errors:
         text = f"{error}: {cut}" if cut else error
         return "result", {"content": [{"type": "text", "text": text}], "isError": True}
@@ -282,42 +297,23 @@ def _express_runner(
 
 def _http_runner(tool: ToolDeclaration, target: HttpTarget) -> Callable[..., dict[str, Any]]:
     def run(calls: TargetCalls, arguments: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-        from mcp_tasks_aws.targets.http import build_request  # urllib: on the first HTTP call
+        # urllib: on the first HTTP call
+        from mcp_tasks_aws.targets.http import MAX_BODY_BYTES, authorise, build_request, redact
 
         extra = {"taskId": ctx.task_id} if ctx.task_id is not None else {}
-        request = _authorised(calls, target, build_request(target, arguments, extra))
-        answer = calls.fetch(request)
+        request = build_request(tool.name, target, arguments, extra)  # checked, not yet signed
+        request, credentials = authorise(calls, target, request)
+        answer = redact(calls.fetch(request), credentials)
         if not 200 <= answer.status < 300:
             return results.http_error_result(
                 request.method, request.url, answer.status, answer.body
+            )
+        if answer.truncated:
+            return results.body_too_large_result(
+                tool.name, request.method, request.url, answer.status, MAX_BODY_BYTES
             )
         content_type = {k.lower(): v for k, v in answer.headers.items()}.get("content-type")
         value = results.parsed(answer.body, content_type)
         return results.value_result(tool.name, value, tool.output_schema)
 
     return run
-
-
-def _authorised(calls: TargetCalls, target: HttpTarget, request: HttpRequest) -> HttpRequest:
-    auth = target.auth
-    if auth.type in ("apiKey", "bearer"):
-        assert auth.secret_arn is not None  # checked at load
-        secret = calls.secret(auth.secret_arn)
-        if auth.type == "apiKey":
-            header, value = (auth.header or "x-api-key").lower(), secret
-        else:
-            header, value = "authorization", f"Bearer {secret}"
-        return request._replace(headers={**request.headers, header: value})
-    if auth.type == "sigv4":
-        return calls.sign(request, auth.service or "execute-api", auth.region or _region(request))
-    return request
-
-
-def _region(request: HttpRequest) -> str:
-    """The region in an AWS endpoint's host name (`abc.execute-api.eu-west-1.amazonaws.com`)."""
-    import re
-    import urllib.parse
-
-    host = urllib.parse.urlsplit(request.url).hostname or ""
-    found = re.search(r"\.([a-z]{2}(?:-[a-z]+)+-\d)\.", host)
-    return found.group(1) if found else "us-east-1"

@@ -55,6 +55,8 @@ class InMemoryTaskStore:
         self._enter("put_new", record.task_id)
         with self._lock:
             if record.task_id in self._records:
+                if self._records[record.task_id] == record:
+                    return  # the same write again (a retry whose first try landed)
                 raise TaskAlreadyExists(record.task_id)
             self._records[record.task_id] = record
 
@@ -92,7 +94,7 @@ class InMemoryTaskStore:
         self._enter("unstarted", "")
         with self._lock:
             found = sorted(
-                (r for r in self._records.values() if r.unheld and r.execution_arn is None),
+                (r for r in self._records.values() if r.unheld),
                 key=lambda r: (r.updated_at, r.task_id),
             )
         return [r.task_id for r in found if r.updated_at < updated_before_ms][:limit]

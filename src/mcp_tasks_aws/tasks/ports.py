@@ -57,7 +57,8 @@ class TaskStore(Protocol):
         ...
 
     def put_new(self, record: TaskRecord) -> None:
-        """Create the record; raise TaskAlreadyExists if the id is taken."""
+        """Create the record; raise TaskAlreadyExists if the id is taken by another record.
+        The same record again (a retried write whose first try landed) is no error."""
         ...
 
     def apply(self, task_id: str, guard: Guard, changes: Changes) -> Applied | None:
@@ -150,6 +151,16 @@ class Workflows(Protocol):
 
     def output(self, execution_arn: str) -> str | None:
         """The output (JSON text) of an ended execution, when its status event left it out."""
+        ...
+
+    def describe(self, execution_arn: str) -> str | None:
+        """The execution's status (`RUNNING`, `SUCCEEDED`, ...), or None if it does not exist
+        (how a start whose answer was lost, and the sweeper, learn whether it landed)."""
+        ...
+
+    def still_waiting(self, task_token: str) -> bool:
+        """Whether the state waiting on `task_token` still waits (a heartbeat, which changes
+        nothing else): False once it timed out or ended; True when that cannot be told."""
         ...
 
 

@@ -118,10 +118,23 @@ def settle_workflow_end(
     return _settle(legs, record, how, outcome)
 
 
+_COMPLETE_ROUNDS: Final = 3
+
+
 def _settle(
     legs: LegRunner, record: TaskRecord, how: Literal["result", "error"], outcome: dict[str, Any]
 ) -> WorkflowSettled:
     if how == "error":
         moved = legs.store.apply(record.task_id, *transitions.lose(outcome, legs.clock()))
         return "failed" if moved is not None and moved.changed else "unchanged"
-    return "completed" if legs.complete(record, outcome) else "unchanged"
+    for _ in range(_COMPLETE_ROUNDS):
+        if legs.complete(record, outcome):
+            return "completed"
+        # Refused: ended meanwhile (cancel wins), or the leg moved under the read (the
+        # sweeper adopted the task: `transitions.adopt`); then complete at the new leg. An
+        # ended execution asks nothing more, so nothing else moves it.
+        fresh = legs.store.get(record.task_id)
+        if fresh is None or fresh.is_terminal or fresh.leg == record.leg:
+            return "unchanged"
+        record = fresh
+    return "unchanged"

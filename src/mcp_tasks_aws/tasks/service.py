@@ -12,13 +12,19 @@ leaves a task that still answers and still ends:
   moved the task on, the start landed and only its answer was lost (a timeout): the task is
   acknowledged. If the `fail` cannot be written either, the sweeper ends the task later. A
   tool whose task is a declared workflow (`tasks.workflow`) starts that workflow's execution
-  instead, its ARN on the record from the first write; a declared machine that is missing or
-  denied fails the task at once with a message naming it and the AWS error code (the created
-  task is answered, already failed).
+  instead, its ARN on the record from the first write and the task's capability in its input;
+  a start that fails is tried again and, failing still, `DescribeExecution` says whether it
+  landed unheard (`workflow.start_execution`); a declared machine that is missing or denied
+  fails the task at once with a message naming it and the AWS error code (the created task is
+  answered, already failed).
+- put: a create whose `PutItem` landed though its answer was lost is retried by the SDK and
+  refused (the id exists); the store recognises its own write (`put_new`), so it is one task.
 - update: one guarded write records the answers; if nothing is outstanding after it, the
   execution is resumed with the stored token. Only the write that answered the last key sees
   nothing outstanding, so only one caller resumes; a retried update after a failed resume
-  resumes again (a used token is reported stale, never raised).
+  resumes again (a used token is reported stale, never raised). A workflow whose waiting
+  state timed out before the answer came has a dead token: the update that answered records
+  that the answer was not delivered in the task's statusMessage (the ack stays an ack).
 - cancel: the durable cancel marker first (the task is `cancelled` from that moment), then the
   execution is interrupted (waiting for input) or stopped (working). A retried cancel releases
   the execution again, in case the first one failed after its marker. A task its direct leg
@@ -113,6 +119,7 @@ class TaskService:
         direct_legs: DirectLegs | None = None,
         results: ResultStore | None = None,
         workflows: Workflows | None = None,
+        door_keys: workflow.DoorKeys | None = None,
         default_ttl_ms: int | None = 24 * 3600 * 1000,
         max_ttl_ms: int | None = 30 * 24 * 3600 * 1000,
         default_poll_interval_ms: int = 500,
@@ -126,6 +133,7 @@ class TaskService:
         self.direct_legs = direct_legs
         self.results = results
         self.workflows = workflows
+        self.door_keys = door_keys
         self.default_ttl_ms = default_ttl_ms
         self.max_ttl_ms = max_ttl_ms
         self.default_poll_interval_ms = default_poll_interval_ms
@@ -186,7 +194,10 @@ class TaskService:
             if spec.workflow is not None:
                 assert self.workflows is not None
                 payload = spec.workflow.execution_input(record.task_id, arguments)
-                self.workflows.start(spec.workflow.machine_arn, record.task_id, payload)
+                if self.door_keys is not None:
+                    payload[workflow.CAPABILITY_KEY] = self.door_keys.issue(record)
+                machine = spec.workflow.machine_arn
+                workflow.start_execution(self.workflows, machine, record, payload, sleep=self.sleep)
             elif direct_legs is not None:
                 direct_legs.start(record.task_id)
             else:
@@ -355,12 +366,14 @@ class TaskService:
             # outstanding one (an error) or for a key nobody asked (ignored).
             record = self.load(owner, task_id)
             _reject_misfits(record, shaped)
+        answered = False  # whether this update's write landed (else it is a retry's)
         for _ in range(_ANSWER_ROUNDS):
             if not writable:
                 break
             outcome = self.store.apply(task_id, *transitions.answer(owner, writable, now))
             record = self._owned(outcome, owner, now)
             if outcome is not None and outcome.changed:
+                answered = True
                 break
             # Refused: an answer of the wrong kind is the client's to correct; keys answered
             # meanwhile (by another update) drop out, and the rest is tried once more.
@@ -376,21 +389,30 @@ class TaskService:
             # Every outstanding request is answered: resume. A retried update after a resume
             # that failed gets here too and resumes again; a used token is reported stale.
             if record.runs_workflow:
-                self._resume_workflow(record, record.task_token)
+                self._resume_workflow(record, answered)
             else:
                 self.runner.resume(record.task_token, record.wait_seconds(now))
 
-    def _resume_workflow(self, record: TaskRecord, task_token: str) -> None:
+    def _resume_workflow(self, record: TaskRecord, answered: bool) -> None:
         """The workflow's waiting state gets the answer as its output, or fails with a named
-        error for a declined or dismissed elicitation (its Catch decides what follows)."""
+        error for a declined or dismissed elicitation (its Catch decides what follows).
+
+        A dead token after this update's own answer landed means the state stopped waiting
+        first (it timed out): the task says the answer was not delivered. After a retried
+        update (`answered` False) a dead token is the first resume's doing: nothing to say.
+        """
         if self.workflows is None:
             raise RuntimeError(f"task {record.task_id} runs a workflow, but none is configured")
-        how, value = workflow.resumption(record)
-        if how == "refuse":
-            error, cause = value
-            self.workflows.refuse(task_token, error, cause)
-        else:
-            self.workflows.answer(task_token, value)
+        if workflow.resume(self.workflows, record) or not answered:
+            return
+        logger.warning("task %s: an answer reached a workflow that stopped waiting", record.task_id)
+        # Fenced by the leg: a new question the workflow asked meanwhile wins. The answer is
+        # recorded already; a note that cannot be written is logged, not answered as an error.
+        moved = transitions.report(record.leg, workflow.STALE_ANSWER_MESSAGE, self.clock())
+        try:
+            self.store.apply(record.task_id, *moved)
+        except Exception:
+            logger.warning("task %s: the note was not written", record.task_id, exc_info=True)
 
     # -- cancel -------------------------------------------------------------------------------
 
@@ -432,7 +454,7 @@ class TaskService:
         if record.held_by == "direct":
             return  # no execution holds it: the leg, or the execution it starts, notices
         if record.execution_arn is not None and self.workflows is not None:
-            self._release_workflow(record, record.execution_arn, self.workflows)
+            workflow.release(self.workflows, record, record.execution_arn)
             return
         try:
             token = record.task_token if record.waiting_on_token else None
@@ -442,24 +464,6 @@ class TaskService:
         except Exception:
             logger.warning(
                 "task %s has ended (%s) but its execution was not released",
-                record.task_id,
-                record.status,
-                exc_info=True,
-            )
-
-    def _release_workflow(self, record: TaskRecord, execution_arn: str, flows: Workflows) -> None:
-        """Stop a cancelled workflow task's execution. A state waiting for an answer is also
-        failed (`TASK_CANCELLED`): Step Functions aborts a waiting state on stop, an emulator
-        may not, and on AWS the token is stale by then (reported, not raised)."""
-        try:
-            flows.stop(execution_arn)
-            if record.waiting_on_token and record.task_token is not None:
-                flows.refuse(
-                    record.task_token, workflow.TASK_CANCELLED, transitions.CANCELLED_MESSAGE
-                )
-        except Exception:
-            logger.warning(
-                "task %s has ended (%s) but its workflow was not stopped",
                 record.task_id,
                 record.status,
                 exc_info=True,

@@ -1,10 +1,10 @@
 """Sweeping stranded tasks (the sweeper function's work, on a schedule).
 
 A task is stranded when nothing will ever end it: its start failed (the direct invoke, the
-execution, or the execution a direct leg hands over to could not be started) and the
-compensating `fail` failed too. No execution exists, so no reconcile event ever comes (and a
-reconcile that failed for good is parked in its dead-letter queue); without the sweeper the
-task would stay active until its TTL.
+execution, a declared workflow's execution, or the execution a direct leg hands over to could
+not be started) and the compensating `fail` failed too. No execution exists, so no reconcile
+event ever comes (and a reconcile that failed for good is parked in its dead-letter queue);
+without the sweeper the task would stay active until its TTL.
 
 A task is stranded when, read consistently:
 - it is active, holds no task token, and no leg holds it: it is still at leg 0 (no leg ever
@@ -12,9 +12,12 @@ A task is stranded when, read consistently:
 - it was last updated longer than `stranded_after_ms` ago, more than a leg may run (a first
   leg that reports keeps it fresh; a direct event delayed that long is dropped: its claim
   finds the task failed);
-- it is not a declared workflow's task (`execution_arn`: that workflow's execution runs it);
 - no execution runs it (`Runner.is_running`; a task its direct leg created, still at leg 0,
-  cannot have one, so nothing is asked).
+  cannot have one, so nothing is asked). A declared workflow's task (`execution_arn`) asks
+  its own execution (`Workflows.describe`): one that does not exist never started, and the
+  task is failed; one that runs is *adopted* (`transitions.adopt`: its leg moves on, so a
+  workflow silent for hours is looked at once, not at every sweep); one that ended is left
+  to the reconciler, whose event settles it.
 A claimed direct leg still running is never a candidate: its claim stamps no update time, so
 its age says nothing; its end, or its failure (the reconciler's), settles it.
 Then one write (`transitions.lose_stranded`) fails it, fenced by the leg, the version and the
@@ -34,7 +37,7 @@ from typing import Final, NamedTuple
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR
 from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.model import TaskRecord, now_ms
-from mcp_tasks_aws.tasks.ports import Runner, TaskStore
+from mcp_tasks_aws.tasks.ports import Runner, TaskStore, Workflows
 
 logger = logging.getLogger(__name__)
 
@@ -63,13 +66,10 @@ class SweepIncomplete(RuntimeError):
 
 
 def is_stranded(record: TaskRecord, now: int, stranded_after_ms: int) -> bool:
-    """Whether, from the record alone, no leg holds the task and it was left long enough."""
-    # A declared workflow's task (`execution_arn`) is run by that workflow's execution, which
-    # may go hours without writing to it; its end reaches the reconciler (the workflow-ends
-    # rule), and a workflow that never started was failed at its start. Not the sweeper's.
+    """Whether, from the record alone, no leg holds the task and it was left long enough
+    (whether an execution runs it is asked next)."""
     return (
         record.unheld
-        and record.execution_arn is None
         and record.updated_at <= now - stranded_after_ms
         and not record.is_expired(now)
     )
@@ -80,16 +80,30 @@ def _may_have_an_execution(record: TaskRecord) -> bool:
     return record.held_by == "execution" or record.leg != transitions.FIRST_LEG
 
 
+def _workflow_runs(workflows: Workflows | None, record: TaskRecord) -> str | None:
+    """A declared workflow's task: `lost` (its execution never started), `running`, or None
+    (it ended: the reconciler's; or no workflow port, so nothing can be said)."""
+    assert record.execution_arn is not None
+    if workflows is None:
+        return None
+    status = workflows.describe(record.execution_arn)
+    if status is None:
+        return "lost"
+    return "running" if status == "RUNNING" else None
+
+
 def sweep_stranded(
     store: TaskStore,
     runner: Runner,
     *,
+    workflows: Workflows | None = None,
     stranded_after_ms: int = DEFAULT_STRANDED_AFTER_MS,
     clock: Callable[[], int] = now_ms,
     limit: int = MAX_SWEPT,
 ) -> Swept:
     """Fail every stranded task among the candidates; raise SweepIncomplete (after trying all)
     if any could not be settled, so the function's error alarm sees a sweep that keeps failing.
+    `workflows` answers for declared workflows' tasks (without it they are left alone).
     """
     now = clock()
     # `unstarted` takes tasks updated strictly before its bound; is_stranded includes it.
@@ -102,7 +116,13 @@ def sweep_stranded(
             if not is_stranded(record, now, stranded_after_ms):
                 continue  # claimed, ended or written since the index was read
             try:
-                if _may_have_an_execution(record) and runner.is_running(record.task_id):
+                if record.execution_arn is not None:
+                    runs = _workflow_runs(workflows, record)
+                    if runs == "running":  # out of the candidates: looked at once
+                        store.apply(record.task_id, *transitions.adopt(record, clock()))
+                    if runs != "lost":
+                        continue
+                elif _may_have_an_execution(record) and runner.is_running(record.task_id):
                     continue  # an execution runs it: the reconciler's, if it is lost
                 outcome = store.apply(
                     record.task_id, *transitions.lose_stranded(record, STRANDED_ERROR, clock())

@@ -33,6 +33,10 @@ with the pure functions :func:`allows` and :func:`applied` at the bottom of this
     lose_stranded active         failed           leg, version,      error (the sweeper: nothing
                                                   direct if so read  runs the task, nor will:
                                                                      see `tasks.sweep`)
+    adopt        active          (unchanged)      leg                leg + 1 (the sweeper saw a
+                                                                     declared workflow's execution
+                                                                     run it: no longer a
+                                                                     candidate)
 
     active = working or input_required; waiting = input_required.
     direct = the task is held by its direct leg (`heldBy` direct), no execution holds it yet.
@@ -50,10 +54,12 @@ reconciler never hears of: a task whose start failed and whose compensating `fai
 since wins).
 
 A third way: a declared workflow's execution *is* the task (`tasks.workflow`, managed Standard
-state machines). It needs no move of its own: its questions are `park` (with the waiting
-state's token, a fresh key per question), its progress `report`, its end `complete` (its
-output) or `lose` (a failure); so a workflow that ends after its task was cancelled changes
-nothing, as any other late outcome.
+state machines). Its questions are `park` (with the waiting state's token, a fresh key per
+question), its progress `report`, its end `complete` (its output) or `lose` (a failure); so a
+workflow that ends after its task was cancelled changes nothing, as any other late outcome.
+Its task starts at leg 0 like any other, so the sweeper finds it if its start never landed;
+once the sweeper has seen its execution run, `adopt` moves the leg on (nothing a client
+sees), and the task is no longer a candidate however long the workflow stays silent.
 
 Consequences worth knowing by heart:
 - **Terminal is final.** No move starts from completed, failed or cancelled, so whichever of
@@ -126,6 +132,7 @@ MOVES: Final[Mapping[str, Move]] = {
     "lose": Move(ACTIVE, "failed", ()),
     "lose_direct": Move(ACTIVE, "failed", ("direct",)),
     "lose_stranded": Move(ACTIVE, "failed", ("leg", "version")),
+    "adopt": Move(ACTIVE, None, ("leg",)),
 }
 
 
@@ -397,6 +404,14 @@ def lose_stranded(seen: TaskRecord, error: dict[str, Any], now_ms: int) -> tuple
     held = "direct" if seen.held_by == "direct" else None
     guard = _guard("lose_stranded", leg=seen.leg, version=seen.version, held_by=held)
     return guard, _ending("lose_stranded", now_ms, _failure(error))
+
+
+def adopt(seen: TaskRecord, now_ms: int) -> tuple[Guard, Changes]:
+    """A declared workflow's execution runs the task (the sweeper asked it): the leg moves
+    on, out of the sweeper's candidates, changing nothing a client sees. Fenced by the leg
+    `seen` has: a park since has taken it out already."""
+    guard = _guard("adopt", leg=seen.leg)
+    return guard, Changes("adopt", now_ms, (NextLeg(),), shown=False)
 
 
 # -- the semantics every store must honour -----------------------------------------------------

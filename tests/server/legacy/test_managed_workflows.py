@@ -13,7 +13,7 @@ import pytest
 from mcp_tasks_aws.protocol.transport import HttpResponse
 from support.domain import ALICE, accept
 from support.legacy import LegacyClient, last_event_id, messages, questions, task_transport
-from support.targets import DONE, QUESTION, Flow, flow_of
+from support.targets import DONE, Flow, flow_of
 
 RELATED = "io.modelcontextprotocol/related-task"
 
@@ -33,9 +33,7 @@ def legacy(flow: Flow) -> LegacyClient:
 def start(legacy: LegacyClient, flow: Flow) -> str:
     params = {"name": "deploy", "arguments": {"text": "v1"}, "task": {}}
     task_id: str = legacy.result("tools/call", params)["task"]["taskId"]
-    record = flow.record(task_id)
-    assert record.execution_arn is not None
-    flow.doors.ask(task_id, record.execution_arn, "token-1", QUESTION)
+    flow.ask(flow.record(task_id), "token-1")  # its own execution asks (with its capability)
     return task_id
 
 

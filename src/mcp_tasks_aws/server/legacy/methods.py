@@ -11,10 +11,11 @@ differences live here:
 - `tools/call` and `prompts/get` carry their questions as server->client requests
   (`legacy.questions`) instead of `input_required`;
 - a tool that runs only as a task answers a call without `params.task` with a task handle
-  (`server.handles`), or -32601 where handles are off, as 2025-11-25 says; with legacy tasks
-  (`legacy.tasks`), a call with `params.task` becomes a task, and `initialize` declares the
-  `tasks` capability. A session that gets handles sees such a tool as `optional` and the
-  handle tools as `forbidden`.
+  (`server.handles`) in a session that did not declare `tasks`, else -32601 (where handles
+  are off too), as 2025-11-25 says; with legacy tasks (`legacy.tasks`), a call with
+  `params.task` becomes a task, and `initialize` declares the `tasks` capability. A session
+  that gets handles sees such a tool as `optional` and the handle tools as `forbidden`; one
+  that declared `tasks` sees it `required`, and gets what it sees.
 """
 
 from __future__ import annotations
