@@ -1,7 +1,7 @@
 """The task use cases a client drives: create, get, list, update, cancel (and refuse).
 
 Pure code over the ports (`TaskStore`, `Runner`, `ResultStore`); what each may change is
-`tasks.transitions`. Results are domain values (records, views); `tasks.wire` maps them to the
+`tasks.transitions`. Results are domain values (records, views); `server.tasks` maps them to the
 protocol. Each use case is a few primitives, in an order chosen so a crash between two of them
 leaves a task that still answers and still ends:
 
