@@ -6,9 +6,10 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-# pytest-xdist workers. Most slow tests wait (listen windows, real-clock tools, processes
-# starting) rather than compute, so more workers than the 2 cores CI has still pays.
-WORKERS ?= 4
+# pytest-xdist workers, one per core: each worker imports and collects the whole tree (about
+# 8 s of CPU), and under `make test` the cores are shared with its other parts anyway.
+# `make unit WORKERS=4` is quicker alone, most of the slow tests waiting rather than computing.
+WORKERS ?= auto
 PYTEST := $(PY) scripts/pytest_strict.py -n $(WORKERS) --dist loadscope
 # The tiers `make check` runs: in-process and moto (tests/support/tiers.py marks the others).
 FAST_TIERS := not stack and not subprocess and not template

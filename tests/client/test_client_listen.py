@@ -325,7 +325,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
         input="",
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=60,  # a bound on a hang: the CLI may wait for a core under `make test`
         env=environment,
         check=False,
     )
