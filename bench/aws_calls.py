@@ -106,25 +106,23 @@ class Harness:
 
         self.sfn = boto3.client("stepfunctions", region_name="us-east-1")
 
-    def wait_held(self, task_id: str, timeout: float = SETTLE_TIMEOUT_S) -> None:
+    def wait_held(self, task_id: str) -> None:
         """Wait until an execution's token is on the task (a task its direct leg parked shows
         input_required a moment before its execution attaches)."""
-        store = self.stack.worker_app.store
-        deadline = time.monotonic() + timeout
-        while not (record := store.get(task_id)) or not record.task_token:
-            if time.monotonic() > deadline:
-                raise McpHttpError(f"no execution holds task {task_id} after {timeout}s")
-            time.sleep(0.01)
+        self._wait_record(task_id, lambda record: bool(record.task_token), "no execution holds")
 
-    def wait_asking(self, task_id: str, timeout: float = SETTLE_TIMEOUT_S) -> None:
+    def wait_asking(self, task_id: str) -> None:
         """Wait until the task waits on its token with questions outstanding, read from the
         store: no MCP request of the measured session sees the task first (a 2025-11-25
         `tasks/get` of a task in input_required carries its questions, and holds them)."""
+        self._wait_record(task_id, lambda record: record.waiting_on_token, "nothing asks in")
+
+    def _wait_record(self, task_id: str, ready: Callable[[Any], bool], failing: str) -> None:
         store = self.stack.worker_app.store
-        deadline = time.monotonic() + timeout
-        while not (record := store.get(task_id)) or not record.waiting_on_token:
+        deadline = time.monotonic() + SETTLE_TIMEOUT_S
+        while not (record := store.get(task_id)) or not ready(record):
             if time.monotonic() > deadline:
-                raise McpHttpError(f"task {task_id} asks nothing after {timeout}s")
+                raise McpHttpError(f"{failing} task {task_id} after {SETTLE_TIMEOUT_S}s")
             time.sleep(0.01)
 
     def has_execution(self, task_id: str) -> bool:
