@@ -44,8 +44,6 @@ TIERS: dict[str, str] = {
     "template": "transforms or lints the SAM template (aws-sam-translator, cfn-lint)",
     "moto": "AWS resources in moto, in this process",
 }
-SLOW_TIERS = ("stack", "subprocess", "template")
-"""What `make check` leaves out (`-m "not stack and not subprocess and not template"`)."""
 
 # Module name prefixes: anything defined there (or the module itself) puts a test in the tier.
 _MODULES: dict[str, str] = {
