@@ -6,7 +6,16 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test unit lint conformance interop bench build deploy clean
+# pytest-xdist workers, one per core: each worker imports and collects the whole tree (about
+# 8 s of CPU), and under `make test` the cores are shared with its other parts anyway.
+# `make unit WORKERS=4` is quicker alone, most of the slow tests waiting rather than computing.
+WORKERS ?= auto
+PYTEST := $(PY) scripts/pytest_strict.py -n $(WORKERS) --dist loadscope
+# The tiers `make check` runs: in-process and moto (tests/support/tiers.py marks the others).
+FAST_TIERS := not stack and not subprocess and not template
+
+.PHONY: install run check test unit lint conformance conformance-server conformance-client \
+	interop node-tools bench bench-smoke build deploy clean
 
 $(STAMP): pyproject.toml
 	@echo "installing mcp-tasks-aws and its development tools into $(VENV) (pip, about a minute; once, and again when pyproject.toml changes)"
@@ -24,27 +33,51 @@ install: $(STAMP)
 run: $(STAMP)
 	HOST=$(HOST) PORT=$(PORT) $(if $(AUTH),MCP_TASKS_AUTH_MODE=$(AUTH)) $(if $(TOOLS),MCP_TASKS_TOOLS=$(TOOLS)) $(PY) -m mcp_tasks_aws.local.stack
 
-## Everything CI runs: lint, unit and contract tests, the conformance suite, official clients.
-test: lint unit conformance interop
+## The fast loop: format, lint and types, then the in-process and moto tiers in parallel
+## workers (CONTRIBUTING.md: the tiers and their times).
+check: lint
+	$(PYTEST) -m "$(FAST_TIERS)" --durations=15
 
+## Everything CI runs, side by side (each part's output once it ends): lint and types, every
+## pytest tier, the conformance suite in both roles, the official clients, and a smoke of
+## every bench section. Most of the last four is waiting on Node processes and poll intervals.
+test: $(STAMP)
+	$(MAKE) --no-print-directory -j6 --output-sync=target \
+		lint unit conformance-server conformance-client interop bench-smoke
+
+## Every pytest tier, in parallel workers.
 unit: $(STAMP)
-	$(PY) scripts/pytest_strict.py
+	$(PYTEST) --durations=25
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff format --check src handlers tests scripts bench examples
 	$(VENV)/bin/ruff check src handlers tests scripts bench examples
 	$(VENV)/bin/mypy
 
-conformance: $(STAMP)
+## The Node tools of conformance and interop, installed once before they run side by side.
+node-tools: $(STAMP)
+	$(PY) scripts/interop.py --install
+
+## The MCP conformance suite: its server scenarios against the embedded stack, and the CLI as
+## the client of its client scenarios.
+conformance: conformance-server conformance-client
+
+conformance-server: $(STAMP) node-tools
 	$(PY) scripts/conformance.py
+
+conformance-client: $(STAMP) node-tools
 	$(PY) scripts/conformance_client.py
 
 ## The official TypeScript SDK 1.x client and the MCP Inspector CLI against the embedded stack.
-interop: $(STAMP)
+interop: $(STAMP) node-tools
 	$(PY) scripts/interop.py
 
 bench: $(STAMP)
 	$(PY) bench/run.py
+
+## Every bench section, as short as it can be: proves each runs (its figures mean nothing).
+bench-smoke: $(STAMP)
+	$(PY) bench/run.py --smoke
 
 ## Build the Lambda artifacts into .aws-sam/build (SAM CLI in .tools/sam-venv, no Docker).
 ## TOOLS=...: the tools to package, as make run takes them (a module, a .py file or a

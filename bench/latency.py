@@ -215,6 +215,10 @@ def result_at(line: Timeline, first_hint_s: float) -> tuple[float, int]:
         t += line.get_s
 
 
+SMOKE = {"latency_rounds": 1}
+"""The smoke: the fewest warm requests (the section measures at least three)."""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--latency-rounds",

@@ -35,7 +35,13 @@ def env(**extra: str) -> dict[str, str]:
     return {**base, **extra}
 
 
-def run(*args: str, stdin: str = "", timeout: float = 30, **extra_env: str) -> Run:
+# Bounds on a hang, not on speed: `make test` runs its parts side by side on 2 cores, where a
+# CLI process (about a second of imports alone) may wait for a core for a while.
+RUN_TIMEOUT_S = 60
+SCENARIO_TIMEOUT_S = 300
+
+
+def run(*args: str, stdin: str = "", timeout: float = RUN_TIMEOUT_S, **extra_env: str) -> Run:
     return subprocess.run(
         [*CLI, *args],
         input=stdin,
@@ -83,7 +89,7 @@ def interrupt(url: str, answer: bytes, *arguments: str) -> tuple[int, str, str]:
         process.send_signal(signal.SIGINT)
         process.stdin.write(answer)
         process.stdin.flush()
-        _, rest = process.communicate(timeout=20)
+        _, rest = process.communicate(timeout=RUN_TIMEOUT_S)
     finally:
         process.kill()
     task_id = lines[0].decode().split()[1]  # "task ID started (slow_compute)"
@@ -230,7 +236,7 @@ def outcome_of(
     scenarios: dict[str, Future[dict[str, Any]]],
 ) -> Callable[[str], dict[str, Any]]:
     """The outcome of a scenario, by name."""
-    return lambda name: scenarios[name].result(timeout=120)
+    return lambda name: scenarios[name].result(timeout=SCENARIO_TIMEOUT_S)
 
 
 @pytest.fixture
