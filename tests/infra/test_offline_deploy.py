@@ -109,7 +109,9 @@ class Aws:
         self.created = False
 
     def deploy(self, stack: Stack) -> Changes:
-        """Creates the stack, or updates it to `stack`; what the update changed."""
+        """Creates the stack, or updates it to `stack`; what the update changed. Every
+        parameter is passed, defaults included: moto does not split a CommaDelimitedList's
+        default (UserPoolCallbackUrls) as CloudFormation does."""
         arguments = {
             "StackName": STACK,
             "TemplateBody": json.dumps(stack.template),
