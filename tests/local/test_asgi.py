@@ -157,20 +157,26 @@ def test_other_paths_and_oversized_bodies_never_reach_the_handler() -> None:
     assert calls == []
 
 
-def test_closing_the_app_stops_handlers_still_running() -> None:
-    # Given a listen-like handler that would keep polling for 10 s
-    started, stopped = threading.Event(), threading.Event()
+class Busy:
+    """A function that works for 10 s unless it is stopped, polling as a listen window does."""
 
-    def window(event: dict[str, Any], context: Any) -> Any:
-        started.set()
+    def __init__(self) -> None:
+        self.started, self.stopped = threading.Event(), threading.Event()
+
+    def __call__(self, event: dict[str, Any], context: Any) -> Any:
+        self.started.set()
         try:
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline:
                 time.sleep(0.05)  # stands for a store read the stopped stack can no longer serve
         finally:
-            stopped.set()
+            self.stopped.set()
         return {"statusCode": 200, "headers": {}, "body": ""}
 
+
+def test_closing_the_app_stops_handlers_still_running() -> None:
+    # Given a listen-like handler that would keep polling for 10 s
+    window = Busy()
     app = LambdaHttpApp(window, timeout_s=30)
     exchange = Exchange()
     scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": [], "query_string": b""}
@@ -178,11 +184,11 @@ def test_closing_the_app_stops_handlers_still_running() -> None:
         target=lambda: asyncio.run(app(scope, exchange.receive, exchange.send)), daemon=True
     )
     server.start()
-    assert started.wait(5)
+    assert window.started.wait(5)
     # When the stack stops (its server first, then the app), Then the handler ends with it
     began = time.monotonic()
     app.close()
-    assert stopped.wait(1)
+    assert window.stopped.wait(1)
     assert time.monotonic() - began < 4
 
 
@@ -207,25 +213,14 @@ def cancelled_mid_request(app: Any, exchange: Exchange, started: threading.Event
 
 def test_a_request_cancelled_by_the_server_stopping_ends_with_a_500_not_an_error() -> None:
     # Given a function that would run for 10 s
-    started, stopped = threading.Event(), threading.Event()
-
-    def busy(event: dict[str, Any], context: Any) -> Any:
-        started.set()
-        try:
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline:
-                time.sleep(0.01)
-        finally:
-            stopped.set()
-        return {"statusCode": 200, "headers": {}, "body": ""}
-
+    busy = Busy()
     # When the server cancels the request, Then the app answers it and returns (no
     # CancelledError for uvicorn to log as the app's failure), and the function is stopped
     exchange = Exchange()
-    cancelled_mid_request(LambdaHttpApp(busy, timeout_s=30), exchange, started)
+    cancelled_mid_request(LambdaHttpApp(busy, timeout_s=30), exchange, busy.started)
     assert exchange.status == 500
     assert json.loads(exchange.content) == {"message": "Internal Server Error"}
-    assert stopped.wait(2)
+    assert busy.stopped.wait(2)
 
 
 def test_a_request_after_the_app_closed_is_answered_500_without_reaching_the_function() -> None:
