@@ -393,10 +393,12 @@ class EmbeddedStack:
             self.sweeper.stop()
         if self._server is not None:
             self._server.should_exit = True
+        # What the function still runs stops now, so the requests in flight end within
+        # uvicorn's graceful shutdown: past it, uvicorn cancels them and logs an error.
+        self.app.close()
         if self._thread is not None:
             self._thread.join(timeout=5)
         self._socket.close()
-        self.app.close()
         if self.managed is not None:
             self.managed.stop()
         self.aws.stop()

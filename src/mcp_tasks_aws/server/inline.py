@@ -11,7 +11,9 @@ call runs inline, becomes a task at once, or runs its prelude inline until
 `ctx.run_as_task()` and then becomes a task with the answers gathered so far. A client that did
 not opt in gets, for a tool the server would run as a task, the same task answered with a
 *handle* (an ordinary result naming it, `server.handles`), or -32021 where handles are off. A
-run that reaches the request's deadline answers a tool error saying so.
+run that reaches the request's deadline answers a tool error saying so, and a result larger
+than a task's may be (`targets.results.capped`: Lambda's 6 MB response, escapes included) one
+saying that.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from mcp_tasks_aws.protocol.errors import (
 )
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec, SealedRound, digest
 from mcp_tasks_aws.server.call import Call, HandleCreator, TaskCreator
+from mcp_tasks_aws.targets.results import capped
 from mcp_tasks_aws.tools.context import ToolContext
 from mcp_tasks_aws.tools.deadline import DeadlineExceeded, run_within
 from mcp_tasks_aws.tools.invoke import (
@@ -176,7 +179,8 @@ class InlineRunner:
             if tasks is None:  # only raised when stop_at_task_boundary was set
                 raise
             return tasks.create(call, spec, params, ctx.consumed_answers)
-        return {"resultType": "complete", **result}
+        # Every era's inline answer, a retried round's included, passes here once.
+        return {"resultType": "complete", **capped(spec.name, result, answered="it returned")}
 
     def get_prompt(self, call: Call, params: m.GetPromptParams) -> dict[str, Any]:
         spec = self.toolset.prompts.get(params.name)

@@ -116,16 +116,21 @@ def parsed(payload: bytes, content_type: str | None = None) -> Any:
         return text
 
 
-def capped(tool: str, result: dict[str, Any]) -> dict[str, Any]:
-    """`result`, or a tool error saying it is larger than a result may be (module docstring)."""
+def capped(
+    tool: str, result: dict[str, Any], *, answered: str = "its target answered"
+) -> dict[str, Any]:
+    """`result`, or a tool error saying it is larger than a result may be (module docstring).
+
+    Also the cap of every inline result (`server.inline`, code tools included: `answered`
+    says who made it)."""
     from mcp_tasks_aws.tasks.legs import MAX_RESULT_BYTES  # the one cap, a task's as well
 
     size = encoded_size(result)
     if size <= MAX_RESULT_BYTES:
         return result
-    logger.warning("tool %s: its target's answer of %d bytes (encoded) refused", tool, size)
+    logger.warning("tool %s: a result of %d bytes (encoded) refused", tool, size)
     return text_result(
-        f"Tool {tool}: its target answered {size / 1e6:.1f} MB (as encoded in a response); "
+        f"Tool {tool}: {answered} {size / 1e6:.1f} MB (as encoded in a response); "
         f"a result may be at most {MAX_RESULT_BYTES / 1e6:.1f} MB",
         is_error=True,
     )
