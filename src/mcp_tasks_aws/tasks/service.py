@@ -65,6 +65,10 @@ from mcp_tasks_aws.tasks.ports import (
     TaskStore,
     Workflows,
 )
+from mcp_tasks_aws.tasks.runs.base import Run, RunPorts
+from mcp_tasks_aws.tasks.runs.direct import DirectRun
+from mcp_tasks_aws.tasks.runs.legs import LegsRun
+from mcp_tasks_aws.tasks.runs.workflow import WorkflowRun
 from mcp_tasks_aws.tools.journal import ELICIT, LIST_ROOTS, SAMPLE, form_problem, validate_answer
 from mcp_tasks_aws.tools.registry import ToolSpec
 
@@ -161,16 +165,17 @@ class TaskService:
         if len(json.dumps(arguments)) > MAX_ARGUMENTS_BYTES:
             raise TaskArgumentsTooLarge()
         now = self.clock()
-        direct_legs = self.direct_legs if spec.direct and spec.workflow is None else None
-        task_id = new_task_id()
-        execution_arn = None
+        ports = self.run_ports()
+        run: Run
         if spec.workflow is not None:
-            if self.workflows is None:
-                raise RuntimeError(f"{spec.label} runs a workflow, but none can be started")
-            execution_arn = workflow.execution_arn_for(spec.workflow.machine_arn, task_id)
+            run = WorkflowRun(ports)
+        elif spec.direct and self.direct_legs is not None:
+            run = DirectRun(ports)
+        else:
+            run = LegsRun(ports)
         floor = spec.poll_interval_ms or self.default_poll_interval_ms
-        record = TaskRecord(
-            task_id=task_id,
+        blank = TaskRecord(
+            task_id=new_task_id(),
             owner=owner,
             tool=spec.name,
             arguments=arguments,
@@ -183,25 +188,15 @@ class TaskService:
             poll_interval_max_ms=max(floor, spec.max_poll_interval_ms or self.max_poll_interval_ms),
             answers=dict(journal or {}),
             asked_keys=frozenset(journal or {}),
-            held_by="execution" if direct_legs is None else "direct",
-            execution_arn=execution_arn,
+            run=run.name,
         )
+        record = run.prepare(blank, spec)
         try:
             self.store.put_new(record)  # TaskAlreadyExists: 128 random bits collided, a broken RNG
         except TaskTooLarge as exc:
             raise TaskCallTooLarge() from exc  # nothing was written: the call is refused
         try:
-            if spec.workflow is not None:
-                assert self.workflows is not None
-                payload = spec.workflow.execution_input(record.task_id, arguments)
-                if self.door_keys is not None:
-                    payload[workflow.CAPABILITY_KEY] = self.door_keys.issue(record)
-                machine = spec.workflow.machine_arn
-                workflow.start_execution(self.workflows, machine, record, payload, sleep=self.sleep)
-            elif direct_legs is not None:
-                direct_legs.start(record.task_id)
-            else:
-                self.runner.start(record.task_id, record.wait_seconds(now))
+            run.start(record, spec)
         except TargetUnavailable as exc:
             # The declared machine is missing or denied: the task ends now, saying so.
             error = {"code": INTERNAL_ERROR, "message": f"The task could not start: {exc}"}
@@ -389,30 +384,9 @@ class TaskService:
             # Every outstanding request is answered: resume. A retried update after a resume
             # that failed gets here too and resumes again; a used token is reported stale.
             if record.runs_workflow:
-                self._resume_workflow(record, answered)
+                WorkflowRun(self.run_ports()).resume(record, answered)
             else:
-                self.runner.resume(record.task_token, record.wait_seconds(now))
-
-    def _resume_workflow(self, record: TaskRecord, answered: bool) -> None:
-        """The workflow's waiting state gets the answer as its output, or fails with a named
-        error for a declined or dismissed elicitation (its Catch decides what follows).
-
-        A dead token after this update's own answer landed means the state stopped waiting
-        first (it timed out): the task says the answer was not delivered. After a retried
-        update (`answered` False) a dead token is the first resume's doing: nothing to say.
-        """
-        if self.workflows is None:
-            raise RuntimeError(f"task {record.task_id} runs a workflow, but none is configured")
-        if workflow.resume(self.workflows, record) or not answered:
-            return
-        logger.warning("task %s: an answer reached a workflow that stopped waiting", record.task_id)
-        # Fenced by the leg: a new question the workflow asked meanwhile wins. The answer is
-        # recorded already; a note that cannot be written is logged, not answered as an error.
-        moved = transitions.report(record.leg, workflow.STALE_ANSWER_MESSAGE, self.clock())
-        try:
-            self.store.apply(record.task_id, *moved)
-        except Exception:
-            logger.warning("task %s: the note was not written", record.task_id, exc_info=True)
+                LegsRun(self.run_ports()).resume(record, answered)
 
     # -- cancel -------------------------------------------------------------------------------
 
@@ -454,20 +428,21 @@ class TaskService:
         if record.held_by == "direct":
             return  # no execution holds it: the leg, or the execution it starts, notices
         if record.execution_arn is not None and self.workflows is not None:
-            workflow.release(self.workflows, record, record.execution_arn)
+            WorkflowRun(self.run_ports()).release(record)
             return
-        try:
-            token = record.task_token if record.waiting_on_token else None
-            if token is not None and self.runner.interrupt(token):
-                return
-            self.runner.stop(record.task_id)
-        except Exception:
-            logger.warning(
-                "task %s has ended (%s) but its execution was not released",
-                record.task_id,
-                record.status,
-                exc_info=True,
-            )
+        LegsRun(self.run_ports()).release(record)
+
+    def run_ports(self) -> RunPorts:
+        """The ports this service's runs use, as they are now (a test may swap one)."""
+        return RunPorts(
+            self.store,
+            runner=self.runner,
+            direct_legs=self.direct_legs,
+            workflows=self.workflows,
+            door_keys=self.door_keys,
+            clock=self.clock,
+            sleep=self.sleep,
+        )
 
     # -- lookups ------------------------------------------------------------------------------
 

@@ -38,6 +38,10 @@ from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR
 from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.model import TaskRecord, now_ms
 from mcp_tasks_aws.tasks.ports import Runner, TaskStore, Workflows
+from mcp_tasks_aws.tasks.runs.base import RunPorts
+from mcp_tasks_aws.tasks.runs.direct import DirectRun
+from mcp_tasks_aws.tasks.runs.legs import LegsRun
+from mcp_tasks_aws.tasks.runs.workflow import WorkflowRun
 
 logger = logging.getLogger(__name__)
 
@@ -75,23 +79,6 @@ def is_stranded(record: TaskRecord, now: int, stranded_after_ms: int) -> bool:
     )
 
 
-def _may_have_an_execution(record: TaskRecord) -> bool:
-    """Whether an execution may run the task (a task its direct leg holds at leg 0 cannot)."""
-    return record.held_by == "execution" or record.leg != transitions.FIRST_LEG
-
-
-def _workflow_runs(workflows: Workflows | None, record: TaskRecord) -> str | None:
-    """A declared workflow's task: `lost` (its execution never started), `running`, or None
-    (it ended: the reconciler's; or no workflow port, so nothing can be said)."""
-    assert record.execution_arn is not None
-    if workflows is None:
-        return None
-    status = workflows.describe(record.execution_arn)
-    if status is None:
-        return "lost"
-    return "running" if status == "RUNNING" else None
-
-
 def sweep_stranded(
     store: TaskStore,
     runner: Runner,
@@ -106,6 +93,7 @@ def sweep_stranded(
     `workflows` answers for declared workflows' tasks (without it they are left alone).
     """
     now = clock()
+    ports = RunPorts(store, runner=runner, workflows=workflows, clock=clock)
     # `unstarted` takes tasks updated strictly before its bound; is_stranded includes it.
     candidates = store.unstarted(now - stranded_after_ms + 1, limit)
     failed: list[str] = []
@@ -117,13 +105,15 @@ def sweep_stranded(
                 continue  # claimed, ended or written since the index was read
             try:
                 if record.execution_arn is not None:
-                    runs = _workflow_runs(workflows, record)
-                    if runs == "running":  # out of the candidates: looked at once
-                        store.apply(record.task_id, *transitions.adopt(record, clock()))
-                    if runs != "lost":
-                        continue
-                elif _may_have_an_execution(record) and runner.is_running(record.task_id):
-                    continue  # an execution runs it: the reconciler's, if it is lost
+                    liveness = WorkflowRun(ports).may_be_running(record)
+                elif record.held_by == "direct":
+                    liveness = DirectRun(ports).may_be_running(record)
+                else:
+                    liveness = LegsRun(ports).may_be_running(record)
+                if liveness == "adopt":  # out of the candidates: looked at once
+                    store.apply(record.task_id, *transitions.adopt(record, clock()))
+                if liveness != "stranded":
+                    continue  # it runs (its end or the reconciler settles it), or it ended
                 outcome = store.apply(
                     record.task_id, *transitions.lose_stranded(record, STRANDED_ERROR, clock())
                 )
