@@ -1262,7 +1262,7 @@ ENTRY_POINTS = {
     ),
     "ReconcileFunction": (
         "handlers/reconcile.py",
-        "settle_lost_execution",
+        "settle_lost",
         [
             ("tasks/runs/legs.py", "LegsRun.settle_lost"),
             ("tasks/runs/direct.py", "DirectRun.settle_lost"),

@@ -106,11 +106,6 @@ class TaskRecord:
     attaches (its `held_by` says so): that run is the `legs` run with another first leg."""
 
     @property
-    def runs_workflow(self) -> bool:
-        """Whether a declared workflow's execution does the task's work (see `tasks.workflow`)."""
-        return self.execution_arn is not None
-
-    @property
     def expires_at(self) -> int | None:
         """Epoch seconds after which the task is gone (DynamoDB TTL attribute)."""
         return expiry(self.created_at, self.ttl_ms)

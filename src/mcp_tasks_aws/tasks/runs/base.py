@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, TypeVar
 
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR
@@ -68,14 +68,14 @@ class LostEnd(NamedTuple):
     cause: str | None = None
 
 
-@dataclass(frozen=True)
-class RunPorts:
+class RunPorts(NamedTuple):
     """The ports a run may use, as the function asking has them (absent: None).
 
     The API function has the starting ports, the reconciler the store and a way to record a
     result (`legs`, made on first use: it loads the tool set), the sweeper the read-only ones.
     A run that needs a port it was not given raises RuntimeError naming it. Ports of runs
     added beside these are in `adapters`, by run name (each such run checks its own).
+    (A NamedTuple: cheaper to define than a dataclass, and every cold start defines it.)
     """
 
     store: TaskStore
@@ -91,7 +91,7 @@ class RunPorts:
     """The worker's leg runner (the tool set, the result store): how an end records a result."""
     clock: Callable[[], int] = now_ms
     sleep: Callable[[float], None] = time.sleep
-    adapters: Mapping[str, Any] = field(default_factory=dict)
+    adapters: Mapping[str, Any] = MappingProxyType({})
 
 
 def lost(message: str) -> dict[str, Any]:
