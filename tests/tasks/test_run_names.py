@@ -4,7 +4,6 @@ stores keep, how an item written before runs were named is read (by rule, from `
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,14 +22,6 @@ from support.targets import flow_of
 from support.tasks import now_ms
 
 ARN = "arn:aws:states:us-east-1:123456789012:execution:approve:t"
-
-
-@pytest.fixture(params=["memory", "dynamodb"])
-def store(request: pytest.FixtureRequest) -> Iterator[TaskStore]:
-    if request.param == "memory":
-        yield InMemoryTaskStore()
-    else:
-        yield request.getfixturevalue("dynamo_store")
 
 
 # -- create names the run ----------------------------------------------------------------------
@@ -78,7 +69,8 @@ def test_a_direct_task_keeps_its_run_when_an_execution_attaches() -> None:
 
 
 @pytest.mark.parametrize("run", sorted(RUNS))
-def test_a_stored_run_reads_back_through_every_move(store: TaskStore, run: str) -> None:
+def test_a_stored_run_reads_back_through_every_move(either_store: TaskStore, run: str) -> None:
+    store = either_store
     record = IN_DOMAIN_NOW.make(run=run)
     store.put_new(record)
     moved = store.apply(record.task_id, *t.park(0, {"a": elicit_request()}, "tok", {}, now_ms()))
