@@ -192,8 +192,8 @@ def _canned(request, event_name, **_):
 
 _create = _clients.Clients._create
 
-def _create_canned(self, service):
-    client = _create(self, service)
+def _create_canned(self, service, *policy):
+    client = _create(self, service, *policy)
     client.meta.events.register("before-send", _canned)
     return client
 

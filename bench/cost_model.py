@@ -339,15 +339,7 @@ def bill(
 ) -> Bill:
     line = timeline(case)
     b = Bill(memory=memory, transitions=m.transitions_input if case.asks else m.transitions_plain)
-    b.add(m.create)
-    if case.asks:
-        b.add(m.leg_asks, request=False)
-        if m.leg_attach is not None:
-            b.add(m.leg_attach, request=False)
-        b.add(m.update)
-        b.add(m.leg_resumed, waiting_s=case.work_s, request=False)
-    else:
-        b.add(m.leg_done, waiting_s=case.work_s, request=False)
+    bill_work(b, case, m)
     if case.listening:
         for window in windows(line, rule, latency):
             b.add(m.listen_open, waiting_s=window.length_s)
@@ -358,6 +350,19 @@ def bill(
         for _ in range(polls(line, adaptive)):
             b.add(m.get)
     return b
+
+
+def bill_work(b: Bill, case: Case, m: Measured) -> None:
+    """What every client of `case` pays for alike: the create, the legs, the answer."""
+    b.add(m.create)
+    if case.asks:
+        b.add(m.leg_asks, request=False)
+        if m.leg_attach is not None:
+            b.add(m.leg_attach, request=False)
+        b.add(m.update)
+        b.add(m.leg_resumed, waiting_s=case.work_s, request=False)
+    else:
+        b.add(m.leg_done, waiting_s=case.work_s, request=False)
 
 
 def container_month() -> float:

@@ -15,6 +15,7 @@ from types import ModuleType
 import aws_calls
 import cold_start
 import costs
+import front_doors
 import handles
 import latency
 import lifecycle
@@ -32,6 +33,7 @@ SECTIONS: dict[str, ModuleType] = {
     "handles": handles,
     "latency": latency,
     "managed-costs": managed_costs,
+    "front-doors": front_doors,
 }
 
 

@@ -9,6 +9,7 @@ Events (ids only; the task item holds everything else):
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -23,11 +24,15 @@ with init_phase():
 
     from mcp_tasks_aws.app import App, handler_from_env
     from mcp_tasks_aws.edge.observability import OptionalTracer
+    from mcp_tasks_aws.tools.deadline import call_deadline
 
 logger = Logger()
 tracer = OptionalTracer()
 metrics = Metrics()
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, str]]
+LEG_MARGIN_S = 2.0
+"""Time kept before the function's timeout to record how the leg ended: a call that must not
+be resent (a declared target's invoke) may wait for its answer until then, no longer."""
 
 
 def make_handler(app: App) -> LambdaHandler:
@@ -42,7 +47,9 @@ def make_handler(app: App) -> LambdaHandler:
         task_id = str(event["taskId"])
         logger.append_keys(task_id=task_id)  # never the task token: it is a bearer capability
         token = event.get("taskToken")
-        outcome = legs.run(task_id, str(token)) if token else legs.run_direct(task_id)
+        ends = time.monotonic() + context.get_remaining_time_in_millis() / 1000 - LEG_MARGIN_S
+        with call_deadline(ends):
+            outcome = legs.run(task_id, str(token)) if token else legs.run_direct(task_id)
         metric = "Leg" + outcome.title().replace("_", "")  # LegDone, LegParked, LegHandedOver
         metrics.add_metric(name=metric, unit=MetricUnit.Count, value=1)
         logger.info("leg ended", extra={"outcome": outcome})

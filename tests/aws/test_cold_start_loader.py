@@ -18,6 +18,7 @@ import botocore.session
 import pytest
 from botocore.exceptions import UnknownServiceError
 
+from mcp_tasks_aws.aws.call_policies import POLICIES
 from mcp_tasks_aws.aws.clients import Clients, use_cold_start_loader
 from mcp_tasks_aws.aws.loader import MODELS, TRIMMED_OPERATIONS, ColdStartLoader
 
@@ -82,7 +83,8 @@ def test_creating_a_client_lists_no_folder_but_its_services(
     # botocore's loader lists every service for the service model and for the rule set.
     monkeypatch.setattr(botocore.loaders.Loader, "list_available_services", every_folder)
     for service in ("dynamodb", "lambda", "stepfunctions", "s3"):
-        Clients(plain_session()).get(service)
+        for policy in POLICIES:
+            Clients(plain_session()).client(service, policy)
 
 
 def test_clients_use_the_trimmed_models_and_botocores_endpoints() -> None:

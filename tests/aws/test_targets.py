@@ -14,6 +14,7 @@ import botocore.session
 import pytest
 from botocore.stub import Stubber
 
+from mcp_tasks_aws.aws.call_policies import REPEATABLE, CallPolicy
 from mcp_tasks_aws.aws.clients import Clients
 from mcp_tasks_aws.aws.targets import AwsTargets, StepFunctionsWorkflows
 from mcp_tasks_aws.local.aws import REGION
@@ -35,9 +36,13 @@ class StubbedClients(Clients):
         super().__init__(session)
         self.stubs: dict[str, Stubber] = {}
 
+    def client(self, service: str, policy: CallPolicy) -> Any:
+        # One stubbed client per service, whatever the policy of the call.
+        return super().client(service, REPEATABLE)
+
     def stub(self, service: str) -> Stubber:
         if service not in self.stubs:
-            stubber = Stubber(self.get(service))
+            stubber = Stubber(self.client(service, REPEATABLE))
             stubber.activate()
             self.stubs[service] = stubber
         return self.stubs[service]

@@ -207,7 +207,11 @@ def test_the_difference_sees_replacements_and_what_they_touch() -> None:
     assert "TaskTable" in diff.replaced
     assert {"ApiFunction", "ApiFunctionRole", "WorkerFunctionRole"} <= diff.updated
     assert not diff.created | diff.deleted
-    # A switch to JWT is seen too: the route and the authorizer change, nothing is replaced
+    # A switch to JWT is seen too: the route and the authorizer change, and only the API
+    # function's configuration revision and its published version are replaced (the function
+    # is published again: test_published_versions.py)
     jwt = changes(old, shape("JWT"))
     assert {"McpRoute", "JwtAuthorizer"} <= jwt.updated
-    assert not jwt.replaced | jwt.deleted | jwt.created
+    version = next(r for r in jwt.replaced if r.startswith("ApiFunctionVersion"))
+    assert jwt.replaced == {"ApiConfiguration", version}
+    assert not jwt.deleted | jwt.created

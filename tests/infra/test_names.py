@@ -28,6 +28,10 @@ NAME_LIMITS: dict[tuple[str, str], int] = {
     ("AWS::ApiGatewayV2::Api", "Description"): 1024,
     ("AWS::ApiGatewayV2::Authorizer", "Name"): 128,
     ("AWS::ApiGatewayV2::Stage", "StageName"): 128,
+    ("AWS::ApiGateway::RestApi", "Name"): 128,  # kept to the HTTP API's: a constant + the id
+    ("AWS::ApiGateway::RestApi", "Description"): 1024,
+    ("AWS::ApiGateway::Deployment", "Description"): 1024,
+    ("AWS::ApiGateway::Stage", "StageName"): 128,
     ("AWS::Lambda::Function", "FunctionName"): 64,
     ("AWS::Lambda::EventInvokeConfig", "FunctionName"): 140,  # a name or an ARN
     ("AWS::Lambda::Alias", "FunctionName"): 140,  # a name or an ARN (AutoPublishAlias)

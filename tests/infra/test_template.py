@@ -67,6 +67,27 @@ PARAMETER_SETS: dict[str, dict[str, Any]] = {
         "ApiConcurrency": "0",
         "WorkerConcurrency": "0",
     },
+    # The STREAMING front door (a REST API, the function under the Lambda Web Adapter), in
+    # every AuthMode.
+    "streaming": {"FrontDoor": "STREAMING"},
+    "streaming-jwt": {
+        "FrontDoor": "STREAMING",
+        "AuthMode": "JWT",
+        "JwtIssuer": "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_example",
+        "JwtAudience": "client-a,client-b",
+    },
+    "streaming-oauth": {
+        "FrontDoor": "STREAMING",
+        "AuthMode": "OAUTH",
+        "JwtIssuer": "https://id.example.com",
+        "OAuthScopes": "mcp",
+    },
+    "streaming-oauth-cognito": {
+        "FrontDoor": "STREAMING",
+        "AuthMode": "OAUTH",
+        "CreateUserPool": "true",
+    },
+    "streaming-iam": {"FrontDoor": "STREAMING", "AuthMode": "IAM", "ApiConcurrency": "0"},
 }
 
 
@@ -254,6 +275,10 @@ COMMON_RESOURCES = {
     # AutoPublishAlias: the API's and the worker's published version and `live` alias
     "AWS::Lambda::Version": 2,
     "AWS::Lambda::Alias": 2,
+    # each aliased function's parameter-made configuration, whose number its version names
+    "AWS::AppConfig::Application": 1,
+    "AWS::AppConfig::ConfigurationProfile": 2,
+    "AWS::AppConfig::HostedConfigurationVersion": 2,
     "AWS::IAM::Role": 6,
     "AWS::Lambda::Permission": 3,
     "AWS::StepFunctions::StateMachine": 1,
@@ -276,6 +301,16 @@ COMMON_RESOURCES = {
 }
 
 
+STREAMING_RESOURCES = {
+    "AWS::ApiGateway::RestApi": 1,
+    "AWS::ApiGateway::Resource": 1,  # /mcp
+    "AWS::ApiGateway::Method": 2,  # ANY (streamed), OPTIONS (a mock: preflight)
+    "AWS::ApiGateway::Deployment": 1,  # one per shape of the methods: test_door_switch.py
+    "AWS::ApiGateway::Stage": 1,
+}
+"""What the STREAMING front door has instead of the HTTP API's five resources."""
+
+
 def resolver() -> Resolver:
     """Resolves Ref/GetAtt/Sub to the names CloudFormation would give in stack `stk`."""
     refs = {
@@ -288,6 +323,7 @@ def resolver() -> Resolver:
         "TaskTable": "stk-table",
         "ResultBucket": "stk-bucket",
         "HttpApi": "api123",
+        "RestApi": "rest123",
         "WorkerFunction": "stk-worker",
     }
 
@@ -315,7 +351,15 @@ def machine_arn(template: dict[str, Any]) -> str:
 def test_transform_creates_the_expected_resources(stack: Stack) -> None:
     created = Counter(spec["Type"] for spec in stack.resources().values())
     expected = Counter(COMMON_RESOURCES)
-    if stack.values["AuthMode"] == "OAUTH":  # the two metadata routes and their permission
+    if stack.values["FrontDoor"] == "STREAMING":  # a REST API instead of the HTTP API
+        for kind in ("Api", "Stage", "Integration", "Route", "Authorizer"):
+            del expected[f"AWS::ApiGatewayV2::{kind}"]
+        expected.update(STREAMING_RESOURCES)
+        if stack.values["AuthMode"] in ("OAUTH", "JWT"):  # the function's gate: metadata
+            expected["AWS::ApiGateway::Resource"] += 2
+            expected["AWS::ApiGateway::Method"] += 1
+            expected["AWS::Lambda::Permission"] += 1
+    elif stack.values["AuthMode"] == "OAUTH":  # the two metadata routes and their permission
         expected["AWS::ApiGatewayV2::Route"] += 2
         expected["AWS::Lambda::Permission"] += 1
     if stack.values["CreateUserPool"] == "true":
@@ -329,6 +373,12 @@ def test_transform_creates_the_expected_resources(stack: Stack) -> None:
 
 
 def test_route_authorization_follows_auth_mode(stack: Stack) -> None:
+    if stack.values["FrontDoor"] == "STREAMING":
+        method = stack.choose(stack.resources()["McpMethod"]["Properties"])
+        # IAM is API Gateway's; JWT and OAUTH are the function's gate; NONE is open.
+        kinds = {"NONE": "NONE", "JWT": "NONE", "IAM": "AWS_IAM", "OAUTH": "NONE"}
+        assert method["AuthorizationType"] == kinds[stack.values["AuthMode"]]
+        return
     route = stack.choose(stack.resources()["McpRoute"]["Properties"])
     mode = stack.values["AuthMode"]
     assert route["RouteKey"] == "ANY /mcp"
@@ -458,6 +508,7 @@ OAUTH_ENVIRONMENT = (
     "MCP_TASKS_OAUTH_JWKS_URI",
     "MCP_TASKS_OAUTH_AUDIENCE",
     "MCP_TASKS_OAUTH_SCOPES",
+    "MCP_TASKS_OAUTH_METADATA_URL",
 )
 
 
@@ -478,12 +529,27 @@ def test_the_api_function_gets_the_oauth_settings_it_reads(stack: Stack) -> None
             separator, parts = value["Fn::Join"]
             env[name] = separator.join(parts)
     settings = AuthSettings.from_env(env)  # the function starts with these, or raises
-    assert settings.mode == stack.values["AuthMode"].lower()
+    streaming = stack.values["FrontDoor"] == "STREAMING"
+    if streaming and stack.values["AuthMode"] == "JWT":  # the function's gate, as OAUTH
+        assert settings.mode == "oauth"
+        assert set(settings.audiences) == set(stack.values["JwtAudience"])
+    else:
+        assert settings.mode == stack.values["AuthMode"].lower()
     if settings.mode == "oauth":
-        endpoint = resolver().resolve(stack.template["Outputs"]["McpEndpoint"]["Value"])
+        endpoint = resolver().resolve(
+            stack.choose(stack.template["Outputs"]["McpEndpoint"]["Value"])
+        )
         assert settings.resource == endpoint  # the audience is the URL clients use
-        assert endpoint in settings.audiences
+        if stack.values["AuthMode"] == "OAUTH":  # JWT keeps JwtAudience, as the HTTP API's
+            assert endpoint in settings.audiences
         assert settings.issuer
+        if streaming:  # a REST API serves under its stage: so does the metadata it names
+            metadata = "https://rest123.execute-api.us-east-1.amazonaws.com/api/.well-known/"
+            assert settings.metadata_url.startswith(metadata)
+            served = settings.metadata_url.removeprefix(
+                "https://rest123.execute-api.us-east-1.amazonaws.com/api"
+            )
+            assert served in settings.metadata_paths
     if stack.values["CreateUserPool"] == "true":
         pool_issuer = "https://cognito-idp.us-east-1.amazonaws.com/us-east-1_pool"
         assert settings.issuer == pool_issuer
@@ -568,7 +634,7 @@ def test_http_api_invokes_the_api_function_with_payload_2(default_stack: Stack) 
 def test_functions_run_python312_on_arm64_with_existing_handlers(default_stack: Stack) -> None:
     functions = default_stack.resources("AWS::Lambda::Function")
     for logical, spec in functions.items():
-        properties = spec["Properties"]
+        properties = default_stack.choose(spec["Properties"])
         assert properties["Runtime"] == "python3.12", logical
         assert properties["Architectures"] == ["arm64"], logical
         module, function = properties["Handler"].rsplit(".", 1)
@@ -586,7 +652,7 @@ def test_functions_run_python312_on_arm64_with_existing_handlers(default_stack: 
             names.add("handler")
         assert function in names, f"{logical}: {properties['Handler']} not defined in {source}"
     # API Gateway gives an integration at most 30 s: the API function must answer before.
-    assert functions["ApiFunction"]["Properties"]["Timeout"] < 30
+    assert default_stack.choose(functions["ApiFunction"]["Properties"])["Timeout"] < 30
 
 
 # -- state ------------------------------------------------------------------------------------
@@ -766,9 +832,15 @@ def test_the_sweeper_runs_on_schedule_reads_only_its_sparse_index_and_is_alarmed
 
 def test_alarms_watch_the_api_and_the_executions(stack: Stack) -> None:
     alarms = {k: stack.choose(v["Properties"]) for k, v in stack.resources().items()}
-    api = alarms["Api5xxAlarm"]
     executions = alarms["FailedExecutionsAlarm"]
-    assert api["Dimensions"] == [{"Name": "ApiId", "Value": {"Ref": "HttpApi"}}]
+    if stack.values["FrontDoor"] == "STREAMING":
+        api = alarms["RestApi5xxAlarm"]
+        assert api["MetricName"] == "5XXError"
+        name = stack.choose(stack.resources()["RestApi"]["Properties"])["Name"]
+        assert api["Dimensions"] == [{"Name": "ApiName", "Value": name}]
+    else:
+        api = alarms["Api5xxAlarm"]
+        assert api["Dimensions"] == [{"Name": "ApiId", "Value": {"Ref": "HttpApi"}}]
     for query in executions["Metrics"]:
         if "MetricStat" in query:
             assert query["MetricStat"]["Metric"]["Dimensions"] == [

@@ -123,12 +123,14 @@ def test_the_api_handlers_init_leaves_the_collector_on_with_init_frozen() -> Non
 
 CLIENTS = """
 import gc, json
+from mcp_tasks_aws.aws.call_policies import ONCE, REPEATABLE
 from mcp_tasks_aws.aws.clients import Clients
 
 before = gc.get_freeze_count()
-first = Clients().get("dynamodb")
+first = Clients().client("dynamodb", REPEATABLE)
 after_first = gc.get_freeze_count()
-Clients().get("dynamodb")  # a second client of the same service: nothing more frozen
+Clients().client("dynamodb", REPEATABLE)  # a second client of the service: nothing more frozen
+Clients().client("dynamodb", ONCE)  # nor for another policy
 print(json.dumps({
     "first": after_first - before,
     "second": gc.get_freeze_count() - after_first,

@@ -6,6 +6,14 @@ a condition and an update expression (`aws.dynamodb_expressions`). What the rule
 `tasks.transitions`. Here: the table's calls (`DynamoTaskStore`), the change feed kept on the
 same table (`DynamoChangeFeed`), listing positions, and how much result an item still holds
 (`room_for_result`).
+
+A conditional write whose answer was lost (a timeout) is resent by the SDK
+(`aws.call_policies`), and the copy meets the condition its first copy's landing made false: a
+claimed task looks claimed by someone else, a created one taken. So a refusal returns the
+item (ALL_OLD), and: a create finds the very item it writes (task ids are new); a move, which
+also sets `lastWrite` to a nonce of its own, finds its nonce. Either way it landed, and is
+reported made, with the item as it left it. Another caller's identical move carries another
+nonce: first one wins still holds.
 """
 
 from __future__ import annotations
@@ -13,11 +21,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import secrets
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from mcp_tasks_aws.aws.dynamodb_expressions import Placeholders, checked, condition, update
 from mcp_tasks_aws.aws.dynamodb_items import (
+    LAST_WRITE,
     UNSTARTED_SHARD,
     UNSTARTED_SHARDS,
     decode,
@@ -188,8 +198,11 @@ class DynamoTaskStore:
 
     def apply(self, task_id: str, guard: Guard, changes: Changes) -> Applied | None:
         expr = Placeholders()
+        nonce = secrets.token_hex(8)
         check = checked(condition(guard, expr), changes.move, "condition")
-        change = checked(update(changes, expr, shard=task_id[:1]), changes.move, "update")
+        change = checked(
+            update(changes, expr, shard=task_id[:1], write_id=nonce), changes.move, "update"
+        )
         try:
             with transient_as_busy():
                 response = self.client.update_item(
@@ -212,7 +225,11 @@ class DynamoTaskStore:
             if code != _CONDITION_FAILED:
                 raise
             current = client_error_item(exc)
-            return Applied(decode(current), changed=False) if current else None
+            if not current:
+                return None
+            # A copy the SDK resent after its first landed unheard: the move is made, and
+            # the item is as it left it (unless another write came between: then refused).
+            return Applied(decode(current), changed=_carries_nonce(current, string(nonce)))
         return Applied(decode(response["Attributes"]), changed=True)
 
     def list_by_owner(self, owner: str, *, limit: int, after: str | None = None) -> Page:
@@ -275,6 +292,11 @@ def _same_item(found: dict[str, Any] | None, written: dict[str, Any]) -> bool:
     """Whether the item a refused create found is the one it writes (compared as records:
     DynamoDB may give a set back in another order, or a number in another spelling)."""
     return found is not None and decode(found) == decode(written)
+
+
+def _carries_nonce(item: dict[str, Any] | None, nonce: dict[str, Any]) -> bool:
+    """Whether a refused write's item was last written by the write holding `nonce`."""
+    return item is not None and item.get(LAST_WRITE) == nonce
 
 
 def _position(key: dict[str, Any]) -> str:

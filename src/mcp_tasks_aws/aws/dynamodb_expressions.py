@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from mcp_tasks_aws.aws.dynamodb_items import UNSTARTED_SHARD, number, requests_value, string
+from mcp_tasks_aws.aws.dynamodb_items import (
+    LAST_WRITE,
+    UNSTARTED_SHARD,
+    number,
+    requests_value,
+    string,
+)
 from mcp_tasks_aws.protocol.names import TERMINAL_STATUSES
 from mcp_tasks_aws.tasks.model import encode_json
 from mcp_tasks_aws.tasks.transitions import (
@@ -142,10 +148,15 @@ def unstarted_after(changes: Changes) -> bool | None:
     return None
 
 
-def update(changes: Changes, expr: Placeholders, shard: str = "0") -> str:
+def update(
+    changes: Changes, expr: Placeholders, shard: str = "0", write_id: str | None = None
+) -> str:
     """The update expression of a move's changes (see `transitions.applied`); `shard` is the
-    task's `unstartedShard` (see `aws.dynamodb_items`), set again by a direct leg's park."""
+    task's `unstartedShard` (see `aws.dynamodb_items`), set again by a direct leg's park;
+    `write_id`, if given, becomes the item's `lastWrite`."""
     sets = []
+    if write_id is not None:
+        sets.append(f"{expr.name(LAST_WRITE)} = {expr.value(string(write_id))}")
     if changes.shown:  # a move a client sees: a listen window reports the version moving
         sets += [
             f"{expr.name('lastUpdatedAt')} = {expr.value(number(changes.now_ms))}",

@@ -23,6 +23,7 @@ ever turns into a Decimal. Item layout:
 | toolError | BOOL | present (true) when the result is a tool error (`OwnerIndex` shows it) |
 | executionArn | S | the declared workflow's execution doing the task's work (managed targets) |
 | unstartedShard | S | only while nothing holds the task for good: `UnstartedIndex` |
+| lastWrite | S | the last conditional write's nonce: how a resent copy knows it landed |
 
 Items written before runs were named have no `run`: theirs is read by rule from what they
 stored (`run_by_rule`): an `executionArn` is a declared workflow's, `heldBy` `direct` a direct
@@ -47,6 +48,8 @@ from mcp_tasks_aws.protocol.names import ACTIVE_STATUSES, TaskStatus
 from mcp_tasks_aws.tasks.exceptions import UnknownRun
 from mcp_tasks_aws.tasks.model import HeldBy, TaskRecord, TaskSummary, encode_json, shown_status
 from mcp_tasks_aws.tasks.runs.registry import is_run
+
+LAST_WRITE: Final = "lastWrite"
 
 UNSTARTED_SHARD: Final = "unstartedShard"
 UNSTARTED_SHARDS: Final = "0123456789abcdef"

@@ -14,22 +14,30 @@ characters), and expire with DynamoDB's TTL on `expiresAt` like tasks do. Neithe
   last sent a task's question (`hold_question`).
 
 Each port primitive is one call: reads are consistent `GetItem`s, writes are conditional
-`PutItem`/`UpdateItem`s whose conditions carry the invariants of `legacy.state` (a failed
+`PutItem`/`UpdateItem`s whose conditions carry the invariants of `server.legacy.sessions` (a failed
 condition is the answer, never a second read). Since TTL deletion is late, reads treat an
 expired item as absent and writes are conditioned on `expiresAt` too. A call still throttled
 after the SDK's retries raises `ports.Throttled`, as the task store's do.
+
+A write whose answer was lost (a timeout) is resent by the SDK (`aws.call_policies`), and the
+copy meets the condition its first copy's landing made false: refused, it would report the
+write as not made. So each write also sets `lastWrite` to a nonce of its own, and a refusal
+returns the item (ALL_OLD): if it carries this write's nonce, the write landed and only its
+answer was lost. Another caller's identical write carries another nonce, so "first one wins"
+still holds between callers.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
-from mcp_tasks_aws.aws.errors import client_error_code, transient_as_busy
+from mcp_tasks_aws.aws.errors import client_error_code, client_error_item, transient_as_busy
 from mcp_tasks_aws.server.legacy.sessions import (
     MAX_SESSION_TASKS,
     CallConflict,
@@ -47,6 +55,31 @@ _TOO_LARGE = "ValidationException"
 _LIVE = "#exp > :now"
 _NOT_ENDED = "(attribute_not_exists(#ended) OR #ended = :false)"
 _OPEN_CALL = f"attribute_exists(taskId) AND #done = :false AND {_LIVE}"
+
+
+_NONCE = "lastWrite"
+
+
+def _with_nonce(request: dict[str, Any], nonce: dict[str, Any]) -> dict[str, Any]:
+    """`request` (a PutItem's or an UpdateItem's whose expression starts with SET) that also
+    sets `lastWrite` to `nonce`."""
+    if "Item" in request:
+        return {**request, "Item": {**request["Item"], _NONCE: nonce}}
+    expression = request["UpdateExpression"]
+    if not expression.startswith("SET "):
+        raise ValueError(f"not a SET update: {expression}")
+    return {
+        **request,
+        "UpdateExpression": f"SET #lastWrite = :lastWrite, {expression.removeprefix('SET ')}",
+        "ExpressionAttributeNames": {
+            **request.get("ExpressionAttributeNames", {}),
+            "#lastWrite": _NONCE,
+        },
+        "ExpressionAttributeValues": {
+            **request.get("ExpressionAttributeValues", {}),
+            ":lastWrite": nonce,
+        },
+    }
 
 
 def _s(value: str) -> dict[str, Any]:
@@ -151,11 +184,17 @@ class DynamoLegacySessionStore:
 
     def _write(self, operation: Callable[..., Any], **request: Any) -> bool:
         """One conditional write on the table; False when its condition failed (the answer,
-        never a reason to read again), CallTooLarge when the item would outgrow 400 KB, any
-        other error raised."""
+        never a reason to read again) unless the item carries this write's nonce (its first
+        copy landed unheard), CallTooLarge when the item would outgrow 400 KB, any other
+        error raised."""
+        nonce = _s(secrets.token_hex(8))
         try:
             with transient_as_busy():
-                operation(TableName=self.table, **request)
+                operation(
+                    TableName=self.table,
+                    ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                    **_with_nonce(request, nonce),
+                )
         except Exception as exc:
             code = client_error_code(exc)
             if code == _TOO_LARGE:
@@ -164,7 +203,8 @@ class DynamoLegacySessionStore:
                 raise CallTooLarge() from exc
             if code != _CONDITION_FAILED:
                 raise
-            return False
+            current = client_error_item(exc)
+            return current is not None and current.get(_NONCE) == nonce
         return True
 
     def _update_session(

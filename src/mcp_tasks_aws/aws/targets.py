@@ -12,7 +12,8 @@
 
 A call the resource refuses (missing, throttled, denied, invalid) raises
 `TargetUnavailable(target, code)`: the target named, the AWS error code, nothing of the
-caller's data. The IAM these need is derived from the declaration (`targets.iam`).
+caller's data. A workflow's calls meet throttling and 5xx as `Throttled` (try again), as
+`tasks.ports.Workflows` says. The IAM these need is derived from the declaration (`targets.iam`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from mypy_boto3_stepfunctions.client import SFNClient
 
 SECRET_CACHE_S: Final = 300
+NOT_ANSWERED_IN_TIME: Final = "it did not answer in time; it was called once, not again"
 _NOT_RUNNING: Final = {"ExecutionDoesNotExist", "ExecutionNotRunning"}
 _DEAD_TOKEN: Final = {"TaskTimedOut", "TaskDoesNotExist"}
 
@@ -42,7 +44,11 @@ def unavailable(target: str, exc: BaseException) -> TargetUnavailable | None:
     code = client_error_code(exc)
     if code is None:
         name = type(exc).__name__
-        if name in ("EndpointConnectionError", "ConnectTimeoutError", "ReadTimeoutError"):
+        if name == "ReadTimeoutError":
+            # Sent once (`aws.call_policies.ONCE`), with all the time the caller had: it may
+            # have run, and is not sent again.
+            return TargetUnavailable(target, name, NOT_ANSWERED_IN_TIME)
+        if name in ("EndpointConnectionError", "ConnectTimeoutError"):
             return TargetUnavailable(target, name)
         return None
     return TargetUnavailable(target, code)
@@ -131,9 +137,12 @@ class StepFunctionsWorkflows:
 
     def start(self, machine_arn: str, name: str, payload: dict[str, Any]) -> str:
         try:
-            answer = self.client.start_execution(
-                stateMachineArn=machine_arn, name=name, input=json.dumps(payload)
-            )
+            # Throttling, a 5xx or a timeout (after the SDK's retries) is `Throttled`, as the
+            # port says: busy, try again; only a refusal (missing, denied) fails the task.
+            with transient_as_busy():
+                answer = self.client.start_execution(
+                    stateMachineArn=machine_arn, name=name, input=json.dumps(payload)
+                )
         except Exception as exc:
             if client_error_code(exc) == "ExecutionAlreadyExists":
                 # A retried start (the same task): the execution runs once, as named.

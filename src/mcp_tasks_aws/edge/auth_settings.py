@@ -35,6 +35,7 @@ class AuthSettings:
     | `MCP_TASKS_OAUTH_AUTHORIZATION_SERVERS` | advertised authorization servers | the issuer |
     | `MCP_TASKS_OAUTH_SCOPES` | scopes every request needs | none |
     | `MCP_TASKS_OAUTH_JWKS_REFRESH_SECONDS` | least time between two key fetches | 60 |
+    | `MCP_TASKS_OAUTH_METADATA_URL` | the metadata URL the challenge names | RFC 9728's |
     """
 
     mode: AuthModeName = "none"
@@ -45,6 +46,9 @@ class AuthSettings:
     authorization_servers: tuple[str, ...] = ()
     scopes: tuple[str, ...] = ()
     jwks_refresh_seconds: float = 60.0
+    advertised_metadata_url: str = ""
+    """Where clients read the metadata when RFC 9728's URL is not routable (a REST API
+    serves only under its stage); empty: RFC 9728's URL."""
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> AuthSettings:
@@ -69,6 +73,7 @@ class AuthSettings:
             authorization_servers=servers,
             scopes=split_list(env.get("MCP_TASKS_OAUTH_SCOPES", "")),
             jwks_refresh_seconds=float(env.get("MCP_TASKS_OAUTH_JWKS_REFRESH_SECONDS", 60)),
+            advertised_metadata_url=env.get("MCP_TASKS_OAUTH_METADATA_URL", "").strip(),
         )
         settings.check()
         return settings
@@ -98,5 +103,7 @@ class AuthSettings:
     @property
     def metadata_url(self) -> str:
         """The `resource_metadata` URL of the challenge (RFC 9728 section 3.1 form)."""
+        if self.advertised_metadata_url:
+            return self.advertised_metadata_url
         parts = urlsplit(self.resource)
         return f"{parts.scheme}://{parts.netloc}{WELL_KNOWN}{parts.path.rstrip('/')}"

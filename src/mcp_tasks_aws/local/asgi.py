@@ -32,11 +32,17 @@ import json
 import logging
 import threading
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext, build_event
+from mcp_tasks_aws.edge.streaming import combined_headers, encoded_headers
+from mcp_tasks_aws.local.apigw_emulator import (
+    LocalLambdaContext,
+    build_event,
+    unverified_jwt_claims,
+)
 from mcp_tasks_aws.local.lambda_runtime import HandlerCall
 
 logger = logging.getLogger("mcp_tasks_aws.local")
@@ -66,7 +72,11 @@ class _ResponseStream:
 
     def begin(self, status: int, headers: dict[str, str]) -> None:
         self.started = True
-        start = {"type": "http.response.start", "status": status, "headers": _encode(headers)}
+        start = {
+            "type": "http.response.start",
+            "status": status,
+            "headers": encoded_headers(headers),
+        }
         self._from_thread(start)
 
     def write(self, chunk: bytes) -> None:
@@ -93,8 +103,9 @@ class _ResponseStream:
             await self.send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-class LambdaHttpApp:
-    """Serves `handler` at `paths` with the function's timeout, as API Gateway would.
+class ApiGatewayFront:
+    """What both emulated front doors share: the function they serve and its timeout, API
+    Gateway's routes, authorizer and payload limit, and one access line per request.
 
     `jwt_authorizer` stands for a route with API Gateway's JWT authorizer in front (the event
     then carries the bearer token's claims); off, the function sees the raw header only.
@@ -102,13 +113,12 @@ class LambdaHttpApp:
 
     def __init__(
         self,
-        handler: Handler,
+        handler: Any,
         *,
         timeout_s: float,
         paths: frozenset[str] = frozenset({"/mcp"}),
         jwt_authorizer: bool = True,
         max_body_bytes: int = API_GATEWAY_MAX_BODY,
-        max_concurrency: int = 64,
         access_log: Callable[[str], None] | None = None,
     ) -> None:
         self.handler = handler
@@ -117,21 +127,6 @@ class LambdaHttpApp:
         self.paths = paths
         self.jwt_authorizer = jwt_authorizer
         self.max_body_bytes = max_body_bytes
-        self._executor = ThreadPoolExecutor(max_concurrency, thread_name_prefix="lambda-api")
-        self._running: set[HandlerCall] = set()
-        self._lock = threading.Lock()
-
-    def close(self) -> None:
-        """Stop every handler still running (a listen window, say), as Lambda would end its
-        environments, and wait a moment for them: none may outlive the stack's AWS."""
-        with self._lock:
-            running = list(self._running)
-        for call in running:
-            call.interrupt()
-        self._executor.shutdown(wait=False, cancel_futures=True)
-        deadline = time.monotonic() + _CLOSE_WAIT_S
-        while self._running and time.monotonic() < deadline:
-            time.sleep(0.01)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -150,21 +145,59 @@ class LambdaHttpApp:
             )
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send, seen: _Seen | None) -> None:
+        raise NotImplementedError
+
+    async def _admitted_body(
+        self, scope: Scope, receive: Receive, send: Send, seen: _Seen | None
+    ) -> bytes | None:
+        """The body of a request API Gateway lets through; None once it answered instead
+        (404 off its routes, 413 over its payload limit)."""
         if scope["path"] not in self.paths:
             await _plain(send, 404, b"Not Found: the endpoint is /mcp")
-            return
+            return None
         body = await _read_body(receive, self.max_body_bytes)
         if seen is not None:
             seen.request = body
         if body is None:
             await _plain(send, 413, json.dumps({"message": "Request Entity Too Large"}).encode())
+        return body
+
+    def close(self) -> None:
+        """Stop whatever the function still runs, as Lambda ends its environments."""
+
+
+class LambdaHttpApp(ApiGatewayFront):
+    """Serves `handler` at `paths` with the function's timeout, as the HTTP API would
+    (the `BUFFERED` front door)."""
+
+    def __init__(self, handler: Handler, *, max_concurrency: int = 64, **front: Any) -> None:
+        super().__init__(handler, **front)  # `ApiGatewayFront`'s settings
+        self._executor = ThreadPoolExecutor(max_concurrency, thread_name_prefix="lambda-api")
+        self._running: set[HandlerCall] = set()
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Stop every handler still running (a listen window, say), as Lambda would end its
+        environments, and wait a moment for them: none may outlive the stack's AWS."""
+        with self._lock:
+            running = list(self._running)
+        for call in running:
+            call.interrupt()
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + _CLOSE_WAIT_S
+        while self._running and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, seen: _Seen | None) -> None:
+        body = await self._admitted_body(scope, receive, send, seen)
+        if body is None:
             return
         query = scope.get("query_string", b"").decode("latin-1")
         client = scope.get("client") or ("127.0.0.1", 0)
         event = build_event(
             method=scope["method"],
             path=scope["path"] + (f"?{query}" if query else ""),
-            headers=_combined(scope["headers"]),
+            headers=combined_headers(scope["headers"]),
             body=body,
             source_ip=str(client[0]),
             jwt_authorizer=self.jwt_authorizer,
@@ -311,7 +344,9 @@ async def _send_result(stream: _ResponseStream, result: dict[str, Any]) -> None:
 
 async def _complete(send: Send, status: int, headers: dict[str, str], body: bytes) -> None:
     headers = {**headers, "content-length": str(len(body))}
-    await send({"type": "http.response.start", "status": status, "headers": _encode(headers)})
+    await send(
+        {"type": "http.response.start", "status": status, "headers": encoded_headers(headers)}
+    )
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
@@ -352,14 +387,75 @@ async def _watch_disconnect(receive: Receive, stream: _ResponseStream) -> None:
             return
 
 
-def _combined(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
-    """Headers as payload 2.0 gives them: lower-case names, duplicates joined with commas."""
-    headers: dict[str, str] = {}
-    for name, value in raw:
-        key, text = name.decode("latin-1").lower(), value.decode("latin-1")
-        headers[key] = f"{headers[key]},{text}" if key in headers else text
-    return headers
+class RestStreamingApp(ApiGatewayFront):
+    """The `STREAMING` front door as API Gateway's REST API puts it in front of the app.
 
+    The app (`edge.streaming.StreamingApp`, what the Lambda Web Adapter serves deployed) runs
+    here as it is; this layer does what API Gateway and the adapter do around it:
+    - its routes (else 404) and its 10 MB payload limit (413 before the function runs);
+    - CORS preflight (`OPTIONS`) answered here, never by the function (a mock integration
+      deployed: a streamed empty body would hang);
+    - the adapter's `x-amzn-request-context` (the REST request context: its stage, and with
+      `jwt_authorizer` the bearer JWT's claims as a Cognito authorizer passes them, unverified
+      here) and `x-amzn-lambda-context` (the deadline: the function's timeout from now)
+      replace whatever the client sent under those names;
+    - at the function's timeout the response ends, as Lambda ends the invocation.
+    """
 
-def _encode(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
-    return [(k.lower().encode("latin-1"), str(v).encode("latin-1")) for k, v in headers.items()]
+    stage = "api"
+    """The REST API's stage: the function sees it in the request context (and the path)."""
+
+    def close(self) -> None:
+        """Stop what the app still serves (a listen window, say), as Lambda would end its
+        environments: none may outlive the stack's AWS."""
+        close = getattr(self.handler, "close", None)
+        if close is not None:
+            close()
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send, seen: _Seen | None) -> None:
+        if scope["method"] == "OPTIONS" and scope["path"] in self.paths:
+            await _complete(send, 204, {"allow": "GET, POST, DELETE, OPTIONS"}, b"")
+            return
+        body = await self._admitted_body(scope, receive, send, seen)
+        if body is None:
+            return
+        headers = [
+            (name, value)
+            for name, value in scope["headers"]
+            if name.lower() not in (b"x-amzn-request-context", b"x-amzn-lambda-context")
+        ]
+        context = self._request_context(combined_headers(scope["headers"]), scope)
+        deadline_ms = int((time.time() + self.timeout_s) * 1000)
+        headers.append((b"x-amzn-request-context", json.dumps(context).encode("latin-1")))
+        headers.append((b"x-amzn-lambda-context", json.dumps({"deadline": deadline_ms}).encode()))
+        forwarded = {**scope, "headers": headers, "path": f"/{self.stage}{scope['path']}"}
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        try:
+            await asyncio.wait_for(self.handler(forwarded, replay, send), self.timeout_s)
+        except TimeoutError:
+            logger.warning("the API function timed out after %.0f s", self.timeout_s)
+            with contextlib.suppress(Exception):  # Lambda ends the invocation: so does this
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    def _request_context(self, headers: dict[str, str], scope: Scope) -> dict[str, Any]:
+        client = scope.get("client") or ("127.0.0.1", 0)
+        context: dict[str, Any] = {
+            "stage": self.stage,
+            "path": f"/{self.stage}{scope['path']}",
+            "requestId": str(uuid.uuid4()),
+            "identity": {"sourceIp": str(client[0])},
+        }
+        claims = unverified_jwt_claims(headers.get("authorization"))
+        if self.jwt_authorizer and claims is not None:
+            context["authorizer"] = {
+                "claims": {k: v if isinstance(v, str) else json.dumps(v) for k, v in claims.items()}
+            }
+        return context

@@ -291,7 +291,10 @@ def _template_resolver(
         # function itself (no versions here).
         **{f"{logical}.Alias": f"{stack}-{logical}" for logical in names.functions},
     }
-    return Resolver(refs, names.attribute).resolve
+    # The one condition the functions' settings follow locally: which front door serves them
+    # (the template's `FrontDoor`); every other Fn::If takes its false branch, as before.
+    conditions = {"StreamingDoor": params.get("FrontDoor") == "STREAMING"}
+    return Resolver(refs, names.attribute, conditions).resolve
 
 
 def _create_task_table(template: dict[str, Any], table_name: str) -> None:

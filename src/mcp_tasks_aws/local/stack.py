@@ -43,7 +43,7 @@ from mcp_tasks_aws.app import App
 from mcp_tasks_aws.aws.clients import Clients
 from mcp_tasks_aws.config import Settings, ToolsModuleError, load_toolset
 from mcp_tasks_aws.edge.auth_settings import WELL_KNOWN
-from mcp_tasks_aws.local.asgi import LambdaHttpApp
+from mcp_tasks_aws.local.asgi import ApiGatewayFront, LambdaHttpApp, RestStreamingApp
 from mcp_tasks_aws.local.auth import oauth_for_stack
 from mcp_tasks_aws.local.aws import REGION, start_local_aws
 from mcp_tasks_aws.local.managed import ManagedLocal, start_managed
@@ -84,6 +84,14 @@ POWERTOOLS_LOCAL_DEFAULTS = {
     "POWERTOOLS_METRICS_DISABLED": "true",
     "POWERTOOLS_LOG_LEVEL": "WARNING",
 }
+
+
+def front_door(local: Mapping[str, str]) -> str:
+    """`buffered` or `streaming`, from MCP_TASKS_FRONT_DOOR (the template's FrontDoor)."""
+    door = local.get("MCP_TASKS_FRONT_DOOR", "buffered").strip().lower() or "buffered"
+    if door not in ("buffered", "streaming"):
+        raise ValueError(f"MCP_TASKS_FRONT_DOOR={door!r}: give buffered or streaming")
+    return door
 
 
 def local_environment(host: str, port: int, env: Mapping[str, str]) -> dict[str, str]:
@@ -166,7 +174,9 @@ class EmbeddedStack:
     `env` holds MCP_TASKS_* variables as the functions would read them (see `config`);
     without it, the process environment's (what `make run` passes on). `reload_interval_s`
     watches the tools module's files and reloads the tools on a change (`reload_tools`);
-    `access_log` logs a line per request to `mcp_tasks_aws.local.access`.
+    `access_log` logs a line per request to `mcp_tasks_aws.local.access`. `api_timeout_s`
+    replaces the API function's timeout from the template (29 s; an inline call's deadline is
+    1.5 s before it), so a test of the deadline takes seconds.
     """
 
     def __init__(
@@ -178,7 +188,9 @@ class EmbeddedStack:
         reload_interval_s: float | None = None,
         access_log: bool = False,
         sweep_interval_s: float | None = SWEEP_INTERVAL_S,
+        api_timeout_s: float | None = None,
     ) -> None:
+        self._api_timeout_s = api_timeout_s
         self.tools_watcher: FileWatcher | None = None
         self.sweeper: Periodic | None = None
         self._access_log = access_log
@@ -209,8 +221,11 @@ class EmbeddedStack:
         local = local_environment(self.host, self.port, os.environ if env is None else env)
         auth, self.authorization_server = oauth_for_stack(local, self.url)
         local.update(auth)
+        # MCP_TASKS_FRONT_DOOR: the template's FrontDoor (`buffered` or `streaming`).
+        self.front_door = front_door(local)
         self.aws = start_local_aws(
-            PROJECT_ROOT / "template.yaml", {"ToolsModule": local["MCP_TASKS_TOOLS"]}
+            PROJECT_ROOT / "template.yaml",
+            {"ToolsModule": local["MCP_TASKS_TOOLS"], "FrontDoor": self.front_door.upper()},
         )
 
         # Each function gets its own environment, as deployed (only the API function names
@@ -250,9 +265,10 @@ class EmbeddedStack:
             lambda event, context: self.reconcile_handler(event, context), workflows=workflows
         )
         # In AuthMode OAUTH the route has no authorizer: the function checks tokens itself.
-        self.app = LambdaHttpApp(
+        front = RestStreamingApp if self.front_door == "streaming" else LambdaHttpApp
+        self.app: ApiGatewayFront = front(
             self.api_handler,
-            timeout_s=self.aws.function_timeouts["ApiFunction"],
+            timeout_s=self._api_timeout_s or self.aws.function_timeouts["ApiFunction"],
             paths=ROUTED_PATHS,
             jwt_authorizer=self.settings.auth.mode != "oauth",
             access_log=access_logger.info if self._access_log else None,
@@ -276,7 +292,9 @@ class EmbeddedStack:
             app("AskFunction"),
         )
         sweep_handler = _without_metric_backlog("sweep", app("SweepFunction"))
-        api_handler = _without_metric_backlog("api", api_app)
+        api_handler: Any = _without_metric_backlog("api", api_app)
+        if self.front_door == "streaming":  # the ASGI app the Lambda Web Adapter serves
+            api_handler = handler_module("stream").make_app(api_app, pad_empty_bodies=False)
         worker_handler = _without_metric_backlog("worker", worker_app)
         reconcile_handler = _without_metric_backlog("reconcile", reconcile_app)
         ask_handler = _without_metric_backlog("ask", ask_app)

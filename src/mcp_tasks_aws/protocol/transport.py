@@ -169,6 +169,15 @@ class SseEvent:
     retry_ms: int | None = None
 
 
+@dataclass(frozen=True)
+class SseComment:
+    """An SSE comment line: bytes on the wire that every client ignores. A stream sends one
+    to start its response before it has a message (`server.live`): API Gateway wants the
+    first byte of a streamed answer in time."""
+
+    text: str = "working"
+
+
 class LegacyGate(Protocol):
     """The 2025-11-25 side of a dual-era endpoint (implemented by `legacy.endpoint`)."""
 
@@ -199,7 +208,9 @@ def _json_response(status: int, message: dict[str, Any] | None) -> HttpResponse:
     return HttpResponse(status, headers, body)
 
 
-def _sse_event(message: dict[str, Any] | SseEvent) -> str:
+def _sse_event(message: dict[str, Any] | SseEvent | SseComment) -> str:
+    if isinstance(message, SseComment):
+        return f": {message.text}\n\n"
     event = message if isinstance(message, SseEvent) else SseEvent(message)
     head = f"id: {event.event_id}\n" if event.event_id is not None else ""
     if event.retry_ms is not None:
@@ -355,7 +366,8 @@ class HttpTransport:
                 meta,
                 http.principal,
                 deadline=http.deadline,
-                streaming=http.streaming,
+                # Live only for a client that reads SSE: a JSON-only one gets the result alone.
+                streaming=http.streaming and sse_ok,
                 granted_scopes=http.granted_scopes,
             )
         except InsufficientScope:

@@ -65,6 +65,16 @@ class Call:
     granted_scopes: frozenset[str] | None = None
     """The scopes the caller's verified token grants (None: no token vouches for any, and
     tools' scopes are not enforced); `InlineRunner.run_call` checks a tool's against them."""
+    emit: Callable[[dict[str, Any]], None] | None = None
+    """Where a notification goes the moment it is made, when the answer streams live
+    (`server.live`); None: it waits in `notifications` and travels with the answer."""
+
+    def notify(self, message: dict[str, Any]) -> None:
+        """Send `message` now if the answer streams live, else queue it with the answer."""
+        if self.emit is not None:
+            self.emit(message)
+        else:
+            self.notifications.append(message)
 
     @property
     def capabilities(self) -> m.ClientCapabilities:
@@ -76,7 +86,7 @@ class Call:
         if wanted not in LOG_LEVELS or level not in LOG_LEVELS:
             return
         if LOG_LEVELS.index(level) >= LOG_LEVELS.index(wanted):
-            self.notifications.append(
+            self.notify(
                 notification_message("notifications/message", {"level": level, "data": data})
             )
 
@@ -97,7 +107,7 @@ class Call:
                 params["total"] = total
             if message:
                 params["message"] = message
-            self.notifications.append(notification_message("notifications/progress", params))
+            self.notify(notification_message("notifications/progress", params))
 
         return send
 

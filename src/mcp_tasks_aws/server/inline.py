@@ -30,7 +30,7 @@ from mcp_tasks_aws.protocol.errors import (
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec, SealedRound, digest
 from mcp_tasks_aws.server.call import Call, HandleCreator, TaskCreator
 from mcp_tasks_aws.tools.context import ToolContext
-from mcp_tasks_aws.tools.deadline import DeadlineExceeded, time_limit
+from mcp_tasks_aws.tools.deadline import DeadlineExceeded, run_within
 from mcp_tasks_aws.tools.invoke import (
     check_argument_names,
     check_declared_arguments,
@@ -167,8 +167,7 @@ class InlineRunner:
         # asked through MRTR before the task exists, and their answers go with the task.
         ctx = self.context(call, journal, stop_at_task_boundary=tasks is not None)
         try:
-            with time_limit(call.deadline):
-                result = run_tool(spec, params.arguments, ctx)
+            result = run_within(call.deadline, lambda: run_tool(spec, params.arguments, ctx))
         except DeadlineExceeded:
             return {"resultType": "complete", **_out_of_time(spec, opted_in)}
         except InputNeeded as need:
@@ -186,8 +185,7 @@ class InlineRunner:
         journal = self.replay_journal(call, params, spec.name, params.arguments)
         ctx = self.context(call, journal)
         try:
-            with time_limit(call.deadline):
-                result = run_prompt(spec, params.arguments, ctx)
+            result = run_within(call.deadline, lambda: run_prompt(spec, params.arguments, ctx))
         except DeadlineExceeded as exc:
             logger.warning("prompt %s ran out of time inline", spec.name)
             raise McpError(f"Prompt {spec.name} did not finish in time") from exc

@@ -32,6 +32,7 @@ from mcp_tasks_aws.protocol.jsonrpc import Request, result_message
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec
 from mcp_tasks_aws.server.call import Call, Handler, Served, Session, StreamOpener, TaskBackend
 from mcp_tasks_aws.server.inline import InlineRunner
+from mcp_tasks_aws.server.live import LIVE_METHODS, serve_live
 from mcp_tasks_aws.tools.registry import ToolSet
 
 if TYPE_CHECKING:
@@ -161,7 +162,11 @@ class McpServer:
             streaming=streaming,
             granted_scopes=granted_scopes,
         )
-        result = self.handle(call)
+        if streaming and era is Era.MODERN and request.method in LIVE_METHODS:
+            # Progress and log notifications go out as the tool makes them (`server.live`).
+            result = serve_live(call, self.handle)
+        else:
+            result = self.handle(call)
         if isinstance(result, dict):
             message = result_message(request.id, result)
             return Served(message, call.notifications, call.response_headers)

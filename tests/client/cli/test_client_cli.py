@@ -113,14 +113,14 @@ def call_json(url: str) -> dict[str, Any]:
 
 def form(url: str) -> dict[str, Any]:
     return {
-        "accept": run("call", url, "confirm_delete", "filename=x.txt", stdin="a\ny\n"),
+        "accept": run("call", url, "confirm_delete", "filename=x.txt", stdin="y\n"),
         "decline": run("call", url, "confirm_delete", "filename=y.txt", stdin="d\n"),
         "before_task": run("call", url, "test_tool_with_task", stdin="a\nAda\n"),
     }
 
 
 def json_input(url: str) -> dict[str, Any]:
-    in_task = run("call", "--json", url, "confirm_delete", "filename=z.txt", stdin="a\ny\n")
+    in_task = run("call", "--json", url, "confirm_delete", "filename=z.txt", stdin="y\n")
     task_id = json.loads(in_task.stdout)["error"]["taskId"] if in_task.returncode == 5 else None
     return {
         "in_task": in_task,
@@ -300,7 +300,7 @@ def test_form(outcome: dict[str, Any]) -> None:
     assert accept.returncode == 0, accept.stderr
     assert accept.stdout == "Deleted x.txt.\n"
     assert "The server asks: Delete x.txt?" in accept.stderr
-    assert "confirm [y/n]" in accept.stderr
+    assert "confirm [y/n; d declines, c cancels]" in accept.stderr
     assert outcome["decline"].stdout == "Kept y.txt.\n"
     before_task = outcome["before_task"]  # asked through MRTR, before the task exists
     assert before_task.returncode == 0, before_task.stderr

@@ -7,7 +7,7 @@ client that result goes on the wire as is. For a legacy session, this module tur
 what 2025-11-25 expects, without holding any connection or memory between requests:
 
 1. *park*: the round (the call's params, its `requestState`, the questions' keys) is stored as
-   a parked call (`legacy.state`); the POST's SSE response is a priming event, whose `id`
+   a parked call (`server.legacy.sessions`); the POST's SSE response is a priming event, whose `id`
    seals where the stream is, with a `retry`, then one `elicitation/create` /
    `sampling/createMessage` / `roots/list` request per question, and ends there: behind API
    Gateway a function cannot hold a stream open while the client thinks;
