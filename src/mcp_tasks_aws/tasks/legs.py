@@ -1,7 +1,8 @@
 """Running one leg of a task (the worker function's work).
 
-A leg replays the tool from the top with the task's journal of answers. It runs in one of two
-ways (see `tasks.transitions`):
+A leg replays the tool from the top with the task's journal of answers: the work of the
+`direct` and `legs` runs (`tasks.runs`). It runs in one of two ways (see `tasks.transitions`),
+told apart by the worker's event (a task token or none):
 
 - **Direct** (`run_direct`, an asynchronous invoke, no state machine): the leg `claim`s the
   task (a duplicated event finds it claimed and does nothing), runs the tool, and either ends
