@@ -86,8 +86,8 @@ def _answer(request, event_name, **_):
 
 _create = _clients.Clients._create
 
-def _create_answered(self, service):
-    client = _create(self, service)
+def _create_answered(self, service, *policy):
+    client = _create(self, service, *policy)
     client.meta.events.register("before-send", _answer)
     return client
 

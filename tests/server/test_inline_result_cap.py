@@ -1,5 +1,5 @@
 """A code tool's inline result is capped as a declared target's and a task's are
-(`tasks.legs.MAX_RESULT_BYTES`, counted by `protocol.jsonrpc.encoded_size`: escapes included),
+(`protocol.jsonrpc.MAX_RESULT_BYTES`, counted by `protocol.jsonrpc.encoded_size`: escapes included),
 in both eras and on a multi round-trip retry: a quote-dense 1.6 MB string takes over 6 MB of
 Lambda response, and the client would read API Gateway's 5xx instead of a tool error."""
 
@@ -9,13 +9,12 @@ from typing import Any
 
 import pytest
 
-from mcp_tasks_aws.protocol.jsonrpc import encoded_text_size
+from mcp_tasks_aws.protocol.jsonrpc import MAX_RESULT_BYTES, encoded_text_size
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec
 from mcp_tasks_aws.protocol.transport import HttpResponse, HttpTransport
 from mcp_tasks_aws.server.legacy.endpoint import install_legacy
 from mcp_tasks_aws.server.legacy.sessions import InMemoryLegacySessionStore
 from mcp_tasks_aws.server.methods import SUPPORTED_VERSIONS, McpServer
-from mcp_tasks_aws.tasks.legs import MAX_RESULT_BYTES
 from mcp_tasks_aws.tools.context import ToolContext
 from mcp_tasks_aws.tools.registry import ToolSet
 from support.legacy import LegacyClient, messages, priming_id, questions

@@ -12,7 +12,7 @@ call runs inline, becomes a task at once, or runs its prelude inline until
 not opt in gets, for a tool the server would run as a task, the same task answered with a
 *handle* (an ordinary result naming it, `server.handles`), or -32021 where handles are off. A
 run that reaches the request's deadline answers a tool error saying so, and a result larger
-than a task's may be (`targets.results.capped`: Lambda's 6 MB response, escapes included) one
+than a task's may be (`tools.result_cap`: Lambda's 6 MB response, escapes included) one
 saying that.
 """
 
@@ -31,7 +31,6 @@ from mcp_tasks_aws.protocol.errors import (
 )
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec, SealedRound, digest
 from mcp_tasks_aws.server.call import Call, HandleCreator, TaskCreator
-from mcp_tasks_aws.targets.results import capped
 from mcp_tasks_aws.tools.context import ToolContext
 from mcp_tasks_aws.tools.deadline import DeadlineExceeded, run_within
 from mcp_tasks_aws.tools.invoke import (
@@ -42,6 +41,7 @@ from mcp_tasks_aws.tools.invoke import (
 )
 from mcp_tasks_aws.tools.journal import STEP_PREFIX, BecomeTask, InputNeeded
 from mcp_tasks_aws.tools.registry import TaskPolicy, ToolSet, ToolSpec, text_result
+from mcp_tasks_aws.tools.result_cap import capped
 
 logger = logging.getLogger(__name__)
 

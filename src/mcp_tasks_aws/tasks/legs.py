@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import Any, Final, Literal, TypeVar
 
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, to_error_object
-from mcp_tasks_aws.protocol.jsonrpc import encoded_size
+from mcp_tasks_aws.protocol.jsonrpc import MAX_RESULT_BYTES, encoded_size
 from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.exceptions import TaskCancelled, TaskTooLarge
 from mcp_tasks_aws.tasks.model import TaskRecord, now_ms
@@ -54,14 +54,6 @@ ITEM_RESULT_BUDGET: Final = 350_000
 """Results larger than this (bytes of JSON) go to the result store; DynamoDB items cap at 400 KB.
 The store may say there is less room on a given record (`result_room`): large arguments and
 answers take their share of the item."""
-
-MAX_RESULT_BYTES: Final = 4_000_000
-"""The largest result a task may return, in bytes as encoded in a response
-(`protocol.jsonrpc.encoded_size`). Lambda answers at most 6 MB, and a `tasks/get` carries the
-result as JSON inside the JSON string of the proxy response, where every quote and backslash is
-escaped again (a result of quotes doubles): a larger result could never be read back, so the
-task completes with a tool error saying so instead. The rest of a response (the task's fields,
-the headers) fits in what is left."""
 
 LegOutcome = Literal["parked", "done", "handed_over"]
 _T = TypeVar("_T")
