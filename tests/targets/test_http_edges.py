@@ -91,6 +91,26 @@ LEAVING_THE_ROUTE = [
     "a\\b",
     "..%5cadmin",
     "",
+    # Servlet containers cut a segment's `;parameters` before they normalise it.
+    "..;x",
+    "%2e%2E;jsessionid=1",
+    ".;",
+    # Overlong UTF-8 of '.', '/' and '\\', which a lenient decoder reads as the character.
+    "%c0%ae%c0%ae",
+    "%C0%AE",
+    "%e0%80%ae%e0%80%ae",
+    "%c0%af",
+    "a%c1%9cb",
+    "%25c0%25ae%25c0%25ae",
+    # Unicode that compatibility normalisation (NFKC) makes a dot-segment or a slash.
+    "\uff0e\uff0e",
+    "\u2025",
+    "\ufe52",
+    "a\uff0fb",
+    "\uff3c",
+    # NUL, where a C upstream ends the segment.
+    "..%00",
+    "..\x00x",
 ]
 
 

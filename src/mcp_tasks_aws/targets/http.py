@@ -5,8 +5,9 @@ refused with -32602 naming the argument:
 
 - a `{name}` placeholder of the URL is one path segment: percent-encoded, and never empty,
   `.` or `..`, nor holding `/` or `\\`, as written or once any number of percent-decodings
-  made (an upstream or a proxy that decodes and normalises the path would otherwise take the
-  call, and its credential, off the declared route);
+  made, nor once read as lenient upstreams read it (`is_one_segment`: an upstream or a proxy
+  that decodes and normalises the path would otherwise take the call, and its credential, off
+  the declared route);
 - a header argument is a value HTTP can carry: Latin-1 without control characters (CR and LF
   would add headers, NUL reaches the upstream, anything past Latin-1 cannot be encoded).
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -112,14 +114,33 @@ def build_request(
 
 
 def is_one_segment(text: str) -> bool:
-    """Whether `text` stays one path segment however often an upstream percent-decodes it."""
+    """Whether `text` stays one path segment however often an upstream percent-decodes it.
+
+    Each decoding is also read as lenient upstreams read it: compatibility-normalised (NFKC
+    makes U+FF0E '.' and U+FF0F '/'), cut at `;` (a servlet container's path parameters:
+    `..;x` is `..` there) and at NUL (a C upstream's end of string). Escapes that are not
+    UTF-8 are refused: overlong forms (`%c0%ae`) are '.', '/' or '\\' to a lenient decoder."""
+    if text == "":
+        return False
     for _ in range(_DECODINGS + 1):
-        if text in ("", ".", "..") or "/" in text or "\\" in text:
+        if _leaves_segment(text):
             return False
-        decoded = urllib.parse.unquote(text)
+        try:
+            decoded = urllib.parse.unquote(text, errors="strict")
+        except UnicodeDecodeError:
+            return False
         if decoded == text:
             return True
         text = decoded
+    return False
+
+
+def _leaves_segment(text: str) -> bool:
+    for form in (text, unicodedata.normalize("NFKC", text)):
+        if "/" in form or "\\" in form:
+            return True
+        if form.split(";", 1)[0].split("\x00", 1)[0] in (".", ".."):
+            return True
     return False
 
 
