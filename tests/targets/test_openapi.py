@@ -154,3 +154,17 @@ def test_an_operation_id_that_is_not_a_tool_name_is_one_line_naming_it(
     # An operation left out is not served, so its name does not matter.
     kept = declaration_with(tmp_path, document, operations=["drop_thing"])
     assert [t.name for t in load_declaration(kept).tools] == ["drop_thing"]
+
+
+@pytest.mark.parametrize("operation_id", [["get_thing"], {"name": "get_thing"}, True])
+def test_an_operation_id_that_is_not_text_is_one_line_naming_it(
+    tmp_path: Path, operation_id: object
+) -> None:
+    document = yaml.safe_load(yaml.safe_dump(DOCUMENT))
+    document["paths"]["/things/{id}"]["get"]["operationId"] = operation_id
+    with pytest.raises(DeclarationError) as caught:
+        load_declaration(declaration_with(tmp_path, document))
+    field = "paths./things/{id}.get.operationId"
+    assert str(caught.value).startswith(
+        f"{tmp_path / 'api.yaml'}: tool 'GET /things/{{id}}': {field}: "
+    )

@@ -78,6 +78,13 @@ def operation_tools(file: str, source: OpenApiSource) -> list[ToolDeclaration]:
                     "missing (each operation becomes a tool named by its operationId)",
                     tool=where,
                 )
+            if not isinstance(operation_id, str):  # YAML reads `operationId: [a]` as a list
+                raise DeclarationError(
+                    document_file,
+                    f"paths.{path}.{method}.operationId",
+                    f"{operation_id!r} is not text (each operation becomes a tool named by it)",
+                    tool=where,
+                )
             found.add(operation_id)
             if source.operations is not None and operation_id not in source.operations:
                 continue
