@@ -10,17 +10,16 @@ the client stopped waiting, and the second with `TaskTimedOut`.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-import botocore.session
 import pytest
 
 from mcp_tasks_aws.aws.clients import Clients
 from mcp_tasks_aws.aws.stepfunctions import send_task_failure, send_task_success
+from support.endpoints import endpoint_session, serving
 
 SCALE = 0.05
 """The repeatable read timeout (5 s) becomes 0.25 s."""
@@ -36,10 +35,6 @@ class TokenEndpoint(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.received: list[str] = []
         self.lost: set[int] = set()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}"
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -76,22 +71,13 @@ class _Handler(BaseHTTPRequestHandler):
 @pytest.fixture
 def endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[TokenEndpoint]:
     server = TokenEndpoint()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    monkeypatch.setenv("AWS_ENDPOINT_URL", server.url)
-    try:
+    with serving(server, monkeypatch):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture
 def sfn(endpoint: TokenEndpoint) -> Any:
-    session = botocore.session.get_session()
-    session.set_config_variable("region", "us-east-1")
-    session.set_credentials("AKIDEXAMPLE", "secret")
-    return Clients(session, time_scale=SCALE).get("stepfunctions")
+    return Clients(endpoint_session(), time_scale=SCALE).get("stepfunctions")
 
 
 def test_an_answer_whose_first_copy_landed_unheard_is_not_read_as_stale(
