@@ -188,15 +188,19 @@ def add_declaration(found: Plan, declaration: Path, root: Path) -> None:
     for where, value in references:
         if not isinstance(value, str):
             continue
-        file = (folder / value).resolve()
-        if not file.is_relative_to(folder):
+        # Where the deployed function looks for it (`..` taken literally, as the loader does)
+        # and what it is (a link followed): both inside the folder. It is staged at the
+        # first, with the second's content.
+        named = Path(os.path.normpath(folder / value))
+        file = named.resolve()
+        if not (named.is_relative_to(folder) and file.is_relative_to(folder)):
             raise ToolsError(
                 f"{name}: {where}: {value} is outside the declaration's folder ({folder}): "
                 "keep what a declaration references beside it"
             )
         if not file.is_file():
             raise ToolsError(f"{name}: {where}: no such file {value} (beside the declaration)")
-        found.add(file.relative_to(root.resolve()), file)
+        found.add(named.relative_to(root.resolve()), file)
 
 
 # The child loads the tools as the function will (the checkout's root as the current

@@ -28,7 +28,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import botocore.session
 import pytest
 from botocore.config import Config
 from botocore.exceptions import ReadTimeoutError
@@ -46,6 +45,7 @@ from mcp_tasks_aws.tasks.model import TaskRecord
 from mcp_tasks_aws.tasks.service import TaskService
 from mcp_tasks_aws.tools.deadline import DeadlineExceeded, call_deadline, time_limit
 from support.domain import ALICE, CAPABILITIES, QueuedLegs, RecordingRunner
+from support.endpoints import endpoint_session, serving
 from support.mcp import envelope
 from support.targets import bound, tool, write
 
@@ -128,24 +128,18 @@ def assert_sent_once(slow: SlowAws, operation: str) -> None:
 @pytest.fixture
 def slow(monkeypatch: pytest.MonkeyPatch) -> Iterator[SlowAws]:
     server = SlowAws()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    monkeypatch.setenv("AWS_ENDPOINT_URL", server.url)
-    try:
-        yield server
-    finally:
-        server.settle()
-        server.shutdown()
-        server.server_close()
+    with serving(server, monkeypatch):
+        try:
+            yield server
+        finally:
+            server.settle()
 
 
 @pytest.fixture
 def clients(slow: SlowAws) -> Clients:
-    session = botocore.session.get_session()
-    session.set_config_variable("region", "us-east-1")
-    session.set_credentials("AKIDEXAMPLE", "secret")
     # StartSyncExecution's endpoint is `sync-states...`: no such host here.
-    return Clients(session, time_scale=SCALE, config=Config(inject_host_prefix=False))
+    config = Config(inject_host_prefix=False)
+    return Clients(endpoint_session(), time_scale=SCALE, config=config)
 
 
 def test_the_scaled_times_are_what_the_scenario_needs(clients: Clients) -> None:

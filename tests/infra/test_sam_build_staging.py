@@ -70,6 +70,22 @@ def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
+DECLARATION_STAGED = [
+    "flows/approval.asl.json",
+    "inventory.openapi.yaml",
+    "requirements.txt",
+    "tools.yaml",
+]
+"""What a stage of DECLARATION at the checkout's root holds beside the project's code."""
+
+
+def write_flows_and_stand_ins(folder: Path) -> None:
+    """The ASL file DECLARATION names, and its local stand-in module, in `folder`."""
+    (folder / "flows").mkdir()
+    (folder / "flows" / "approval.asl.json").write_text('{"StartAt": "x", "States": {}}')
+    (folder / "functions.py").write_text("def word_count(event, context):\n    return {}\n")
+
+
 def staged_files(root: Path) -> list[str]:
     code = root / ".aws-sam" / "stage" / "function"
     return sorted(
@@ -83,19 +99,12 @@ def test_a_declaration_at_the_root_stages_only_what_it_references(checkout: Path
     # Given the README's declaration at the checkout's root, with what it references beside it
     (checkout / "tools.yaml").write_text(DECLARATION)
     (checkout / "inventory.openapi.yaml").write_text(OPENAPI)
-    (checkout / "flows").mkdir()
-    (checkout / "flows" / "approval.asl.json").write_text('{"StartAt": "x", "States": {}}')
-    (checkout / "functions.py").write_text("def word_count(event, context):\n    return {}\n")
+    write_flows_and_stand_ins(checkout)
     # When make build stages it (the stage is inside the checkout: .aws-sam/stage)
     sam_build.check_declaration("tools.yaml")
     sam_build.stage(sam_build.tools_plan("tools.yaml"))
     # Then the stage ends, and holds the code, the declaration and its references, nothing else
-    assert staged_files(checkout) == [
-        "flows/approval.asl.json",
-        "inventory.openapi.yaml",
-        "requirements.txt",
-        "tools.yaml",
-    ]
+    assert staged_files(checkout) == DECLARATION_STAGED
     code = checkout / ".aws-sam" / "stage" / "function"
     for hidden in (".env", ".git", ".venv", ".tools", ".aws-sam"):
         assert not (code / hidden).exists()
@@ -107,6 +116,43 @@ def test_a_declaration_at_the_root_stages_only_what_it_references(checkout: Path
         "requirements.txt",
         "tools.yaml",
     ]
+
+
+def test_a_reference_through_a_link_is_staged_where_the_declaration_looks(
+    checkout: Path,
+) -> None:
+    # A "current version" link beside the declaration (inventory.openapi.yaml ->
+    # specs/v2/...): the deployed function reads the document at the path the declaration
+    # names. Before the fix, only the link's target was staged, and the deployed function
+    # could not load its tools ("no such file").
+    (checkout / "specs" / "v2").mkdir(parents=True)
+    (checkout / "specs" / "v2" / "inventory.openapi.yaml").write_text(OPENAPI)
+    (checkout / "inventory.openapi.yaml").symlink_to("specs/v2/inventory.openapi.yaml")
+    write_flows_and_stand_ins(checkout)
+    # `..` in a reference is read as written, by the build and by the deployed loader alike
+    # (no folder `nowhere` is staged, nor needed).
+    declaration = DECLARATION.replace("flows/approval.asl.json", "flows/../flows/approval.asl.json")
+    declaration = declaration.replace("document: inventory", "document: nowhere/../inventory")
+    (checkout / "tools.yaml").write_text(declaration)
+    sam_build.stage(sam_build.tools_plan("tools.yaml"))
+    assert staged_files(checkout) == DECLARATION_STAGED
+    code = checkout / ".aws-sam" / "stage" / "function"
+    assert not (code / "inventory.openapi.yaml").is_symlink()  # the document itself
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from mcp_tasks_aws.targets.declaration import load_declaration as load\n"
+            "print(sorted(t.name for t in load('tools.yaml').tools))",
+        ],
+        cwd=code,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert loaded.returncode == 0, loaded.stderr
+    assert "list_items" in loaded.stdout
 
 
 @pytest.mark.parametrize(

@@ -123,6 +123,24 @@ def test_parse_json_raises_parse_error(body: bytes) -> None:
     assert caught.value.http_status == 400
 
 
+@pytest.mark.parametrize(
+    "number", [b"NaN", b"Infinity", b"-Infinity", b"1e309", b"-1e309", b"1" + b"0" * 400 + b".0"]
+)
+def test_parse_json_refuses_numbers_no_json_reader_shares(number: bytes) -> None:
+    # NaN and Infinity are no JSON; 1e309 is, but no double holds it: Python would read it as
+    # inf and pass it on to a target (a Lambda event, a body, an execution input) as
+    # `Infinity`, which no JSON reader takes.
+    with pytest.raises(ParseError) as caught:
+        parse_json(b'{"jsonrpc": "2.0", "id": 1, "method": "x", "params": {"n": ' + number + b"}}")
+    assert caught.value.code == PARSE_ERROR
+
+
+def test_parse_json_keeps_the_numbers_json_has() -> None:
+    body = b'{"a": 1.7976931348623157e308, "b": -0.0, "c": -0, "d": 5e-324, "e": 1' + b"0" * 400
+    parsed = parse_json(body + b"}")
+    assert parsed == {"a": 1.7976931348623157e308, "b": -0.0, "c": 0, "d": 5e-324, "e": 10**400}
+
+
 def test_parse_json_accepts_utf8_json() -> None:
     assert parse_json('{"name": "café"}'.encode()) == {"name": "café"}
 

@@ -562,3 +562,44 @@ def test_known_methods_and_short_ids_are_logged_as_they_are() -> None:
     McpClient(transport).request("tools/list", {}, rid=7)
     McpClient(transport).request("tools/list", {}, rid="a" * 64)
     assert seen == [("tools/list", 7), ("tools/list", "a" * 64)]
+
+
+def strict_json(body: bytes) -> Any:
+    """`body` read as a strict JSON reader (JavaScript's JSON.parse) reads it."""
+
+    def refuse(constant: str) -> Any:
+        raise AssertionError(f"{constant} is no JSON: {body[:200]!r}")
+
+    return json.loads(body, parse_constant=refuse)
+
+
+def test_a_result_holding_a_non_finite_float_is_sent_as_json(make_client: Any) -> None:
+    # A tool computing NaN (an empty mean), a Python Lambda's payload or an upstream's body
+    # holding one: the answer stays JSON any client can read (null, as pydantic writes a
+    # nested NaN), never a bare NaN or Infinity.
+    from mcp_tasks_aws.tools.registry import ToolSet
+
+    tools = ToolSet()
+
+    @tools.tool
+    def mean(values: list[float]) -> float:
+        """The mean."""
+        return sum(values) / len(values) if values else float("nan")
+
+    @tools.tool
+    def spread(values: list[float]) -> dict[str, float]:
+        """The spread."""
+        return {"max": float("inf"), "min": float("-inf")}
+
+    client = make_client(tools)
+    for name in ("mean", "spread"):
+        response = client.call_tool(name, {"values": []})
+        assert response.status == 200
+        result = strict_json(response.body)["result"]
+        assert result.get("isError") is not True, result
+        structured = result["structuredContent"]
+        assert structured in ({"result": None}, {"max": None, "min": None})
+    sse = client.call_tool("mean", {"values": []}, headers={"accept": "text/event-stream"})
+    for line in sse.body.decode().splitlines():
+        if line.startswith("data: "):
+            strict_json(line[6:].encode())

@@ -110,3 +110,43 @@ def test_a_2025_11_25_call_resumed_after_its_question_is_capped(transport: HttpT
     resumed = legacy.resume(priming_id(asked))
     assert resumed.status == 200
     assert_refused_as_too_large(resumed, messages(resumed)[-1]["result"])
+
+
+@tools.tool()
+def reports_then_writes(size: int, ctx: ToolContext) -> str:
+    """Reports three steps, then returns `size` x's.
+
+    Args:
+        size: How many.
+    """
+    import time
+
+    for step in (1, 2, 3):
+        ctx.report(f"step {step}", progress=step, total=3)
+        time.sleep(0.12)
+    return "x" * size
+
+
+def test_notifications_that_travel_with_an_answer_keep_it_within_a_lambda_response(
+    transport: HttpTransport,
+) -> None:
+    # The notifications of a buffered answer travel in the same Lambda response as the result
+    # (capped at 4 MB): a progressToken of 480,000 quotes, repeated in each notification, takes
+    # 1.9 MB of response each. Past their own budget, notifications are left out; the result
+    # is never the one that goes.
+    client = McpClient(transport)
+    from support.mcp import envelope
+
+    meta = {**envelope(), "progressToken": '"' * 480_000}
+    for accept in ("application/json, text/event-stream", "text/event-stream"):
+        response = client.request(
+            "tools/call",
+            {"name": "reports_then_writes", "arguments": {"size": 1_000_000}},
+            meta=meta,
+            headers={"accept": accept},
+        )
+        assert response.status == 200
+        assert encoded_text_size(response.read_all()) < LAMBDA_RESPONSE_LIMIT
+        streamed = response.headers["content-type"] == "text/event-stream"
+        final = messages(response)[-1] if streamed else response.json
+        assert final["result"]["content"][0]["text"] == "x" * 1_000_000

@@ -91,6 +91,26 @@ LEAVING_THE_ROUTE = [
     "a\\b",
     "..%5cadmin",
     "",
+    # Servlet containers cut a segment's `;parameters` before they normalise it.
+    "..;x",
+    "%2e%2E;jsessionid=1",
+    ".;",
+    # Overlong UTF-8 of '.', '/' and '\\', which a lenient decoder reads as the character.
+    "%c0%ae%c0%ae",
+    "%C0%AE",
+    "%e0%80%ae%e0%80%ae",
+    "%c0%af",
+    "a%c1%9cb",
+    "%25c0%25ae%25c0%25ae",
+    # Unicode that compatibility normalisation (NFKC) makes a dot-segment or a slash.
+    "\uff0e\uff0e",
+    "\u2025",
+    "\ufe52",
+    "a\uff0fb",
+    "\uff3c",
+    # NUL, where a C upstream ends the segment.
+    "..%00",
+    "..\x00x",
 ]
 
 
@@ -266,6 +286,47 @@ def test_a_credential_the_upstream_echoes_is_redacted_from_the_result(
     for text in [body, *every_record.texts]:
         assert "hunter2" not in text, text
         assert "XYZZY" not in text, text
+
+
+def other_encoders(secret: str) -> list[bytes]:
+    """`secret` as other JSON and URL encoders write it: PHP's json_encode (`\\/`), Go's
+    encoding/json (`<`, `>`, `&` as `\\u003c`...), .NET's System.Text.Json (uppercase
+    `\\u00E9`, `\\u002B`), lowercase percent-encoding, and a mix of them."""
+
+    def escaped(char: str, upper: bool = False) -> str:
+        code = f"{ord(char):04x}"
+        return "\\u" + (code.upper() if upper else code)
+
+    php = "".join("\\/" if c == "/" else escaped(c) if ord(c) > 0x7E else c for c in secret)
+    go = "".join(escaped(c) if c in "<>&" else c for c in secret)
+    dotnet = "".join(c if c.isalnum() and c.isascii() else escaped(c, True) for c in secret)
+
+    def percent_of(char: str) -> str:
+        return "".join(f"%{b:02x}" for b in char.encode())
+
+    plain = [c.isascii() and c.isalnum() for c in secret]
+    percent = "".join(c if keep else percent_of(c) for c, keep in zip(secret, plain, strict=True))
+    mixed = "".join(
+        c if plain[i] else escaped(c, True) if i % 2 else percent_of(c)
+        for i, c in enumerate(secret)
+    )
+    return [form.encode() for form in (php, go, dotnet, percent, mixed)]
+
+
+@pytest.mark.parametrize("status", [403, 200])
+def test_a_credential_echoed_as_other_encoders_write_it_is_redacted(
+    upstream: Upstream, item_with: ItemClient, status: int
+) -> None:
+    stored = "hunter2/XY+&Z<\u00e9>"
+
+    def answer(received: Received) -> Answer:
+        return status, {"Content-Type": "text/plain"}, [b" | ".join(other_encoders(stored))]
+
+    upstream.answer = answer
+    client = item_with(sending_for_real(FakeCalls(secrets={SECRET_ARN: stored})), BEARER)
+    body = client.call_tool("item", {"id": "7"}).body.decode()
+    assert body.count("[redacted]") == 5, body
+    assert "hunter2" not in body, body
 
 
 def test_a_sigv4_signature_the_upstream_echoes_is_redacted(

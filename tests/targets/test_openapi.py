@@ -138,9 +138,27 @@ def test_not_an_openapi_document(tmp_path: Path) -> None:
         load_declaration(declaration_with(tmp_path, {"swagger": "2.0"}))
 
 
-@pytest.mark.parametrize("operation_id", ["get thing", "things/get", "x" * 129, "getThing?"])
+NAME_RULE = (
+    "use 1-128 letters, digits, '_', '-' or '.' (or leave the operation out with operations)"
+)
+
+
+@pytest.mark.parametrize(
+    ("operation_id", "problem"),
+    [
+        *[
+            (name, f"invalid tool name {name!r}: {NAME_RULE}")
+            for name in ["get thing", "things/get", "x" * 129, "getThing?"]
+        ],
+        # YAML reads these as no text at all
+        *[
+            (value, f"{value!r} is not text (each operation becomes a tool named by it)")
+            for value in [["get_thing"], {"name": "get_thing"}, True]
+        ],
+    ],
+)
 def test_an_operation_id_that_is_not_a_tool_name_is_one_line_naming_it(
-    tmp_path: Path, operation_id: str
+    tmp_path: Path, operation_id: object, problem: str
 ) -> None:
     document = yaml.safe_load(yaml.safe_dump(DOCUMENT))
     document["paths"]["/things/{id}"]["get"]["operationId"] = operation_id
@@ -148,8 +166,7 @@ def test_an_operation_id_that_is_not_a_tool_name_is_one_line_naming_it(
         load_declaration(declaration_with(tmp_path, document))
     assert str(caught.value) == (
         f"{tmp_path / 'api.yaml'}: tool 'GET /things/{{id}}': "
-        f"paths./things/{{id}}.get.operationId: invalid tool name {operation_id!r}: use 1-128 "
-        "letters, digits, '_', '-' or '.' (or leave the operation out with operations)"
+        f"paths./things/{{id}}.get.operationId: {problem}"
     )
     # An operation left out is not served, so its name does not matter.
     kept = declaration_with(tmp_path, document, operations=["drop_thing"])

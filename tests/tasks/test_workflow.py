@@ -257,6 +257,23 @@ def test_success_gives_structured_content_when_an_output_schema_is_declared(
     assert flow.record(record.task_id).result["structuredContent"] == {"done": True}  # type: ignore[index]
 
 
+def test_an_output_that_keeps_the_execution_input_does_not_carry_the_capability(
+    tmp_path: Path,
+) -> None:
+    # States that keep their input (a Pass state, `ResultPath: "$.x"`) end with the input in
+    # the output, the capability among it: that is the workflow's door key, not its result
+    # (nor what a closed outputSchema names).
+    flow = flow_of(tmp_path, outputSchema={**DONE, "additionalProperties": False})
+    record = flow.create()
+    capability = flow.capability(record)
+    output = {"done": True, CAPABILITY_KEY: capability}
+    assert flow.settle(record, "SUCCEEDED", output=json.dumps(output)) == "completed"
+    ended = flow.record(record.task_id)
+    assert ended.result is not None
+    assert capability not in json.dumps(ended.result)
+    assert ended.result["structuredContent"] == {"done": True}
+
+
 def test_an_output_the_event_left_out_is_read_from_the_execution(flow: Flow) -> None:
     record = flow.create()
     assert record.execution_arn is not None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 
+from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.workflow import (
     STALE_ANSWER_MESSAGE,
     AskRefused,
@@ -190,3 +191,29 @@ def test_a_note_that_cannot_be_written_leaves_the_update_acknowledged(flow: Flow
     flow.service.update(ALICE, record.task_id, {key: accept(done=True)})
     flow.store.before_call = None
     assert flow.record(record.task_id).answers[key] == accept(done=True)
+
+
+def test_an_ask_whose_park_is_overtaken_by_the_sweeper_parks_on_its_next_round(
+    flow: Flow,
+) -> None:
+    # The execution started late: its first state asks while the sweeper, finding the task
+    # unstarted, describes the execution and adopts it (the leg moves on). The park, fenced by
+    # the leg the ask read, is refused; the next round reads again and must still carry the
+    # task's capability (not the client capability the question needs).
+    record = flow.create()
+    adopted: list[str] = []
+
+    def before(name: str, task_id: str) -> None:
+        if name == "apply:park" and not adopted:
+            adopted.append(task_id)
+            seen = flow.record(task_id)
+            flow.store.apply(task_id, *transitions.adopt(seen, flow.clock()))
+
+    flow.store.before_call = before
+    key = flow.ask(record, "token-1")
+    flow.store.before_call = None
+    assert adopted == [record.task_id]
+    assert key == ask_key(2)
+    parked = flow.record(record.task_id)
+    assert parked.input_requests == {key: QUESTION}
+    assert parked.task_token == "token-1"

@@ -147,9 +147,10 @@ CALLS: Final = (
         "SendTaskSuccess",
         REPEATABLE,
         "once per task token: the first use wins, a second copy changes nothing",
-        "the retry answers TaskTimedOut or InvalidToken, read as a stale token (False): "
-        "every caller made what it reports durable on the task item first and treats stale "
-        "as delivered or moot",
+        "the retry answers TaskTimedOut or InvalidToken: on a resent copy (botocore's "
+        "RetryAttempts) that is read as delivered, not as a stale token, since the first "
+        "copy may have spent the token (`aws.stepfunctions`); every caller made what it "
+        "sends durable on the task item first",
     ),
     Call(
         "stepfunctions",

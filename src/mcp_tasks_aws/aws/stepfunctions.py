@@ -25,15 +25,29 @@ def _code(exc: Exception) -> str | None:
     return client_error_code(exc)
 
 
+def _stale(exc: Exception) -> bool:
+    """Whether `exc` says the token was stale before this call. A stale answer to a copy the
+    SDK resent is not proof: the first copy may have landed and spent the token itself (its
+    answer lost), and Step Functions refuses the resent one as it refuses a dead token. That
+    one counts as delivered (the caller made what it sent durable first)."""
+    if _code(exc) not in STALE_TOKEN:
+        return False
+    response = getattr(exc, "response", None) or {}
+    return not response.get("ResponseMetadata", {}).get("RetryAttempts")
+
+
 def send_task_success(client: Any, task_token: str, output: Any) -> bool:
     """SendTaskSuccess with `output` as JSON; False when the token is stale (the waiting
-    state timed out or its execution ended). Throttling and 5xx raise `Throttled`."""
+    state timed out or its execution ended: `_stale`). Throttling and 5xx raise
+    `Throttled`."""
     try:
         with transient_as_busy():
             client.send_task_success(taskToken=task_token, output=json.dumps(output))
     except Exception as exc:
-        if _code(exc) in STALE_TOKEN:
+        if _stale(exc):
             return False
+        if _code(exc) in STALE_TOKEN:
+            return True
         raise
     return True
 
@@ -44,8 +58,10 @@ def send_task_failure(client: Any, task_token: str, error: str, cause: str) -> b
         with transient_as_busy():
             client.send_task_failure(taskToken=task_token, error=error, cause=cause)
     except Exception as exc:
-        if _code(exc) in STALE_TOKEN:
+        if _stale(exc):
             return False
+        if _code(exc) in STALE_TOKEN:
+            return True
         raise
     return True
 

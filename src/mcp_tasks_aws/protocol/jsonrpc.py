@@ -6,11 +6,18 @@ Parsing refuses (-32700) what JSON's grammar allows but nothing downstream can h
 deeper than `MAX_DEPTH` (deep enough for any real request; much deeper would exhaust the
 interpreter's recursion limit in whatever walks it next), and strings with lone UTF-16
 surrogates (`"\ud800"`), which are not Unicode text and cannot be encoded to UTF-8 later.
+It also refuses the numbers no JSON reader shares: `NaN` and `Infinity` (which Python's reader
+takes, though they are no JSON) and a number beyond a double's range (`1e309`, which Python
+reads as infinity): either would reach a target written as `NaN` or `Infinity`.
+
+Writing (`dumps`): a message never carries a bare `NaN` or `Infinity` either; a non-finite
+float a tool or a target produced is written as `null`, as pydantic writes a nested one.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -48,13 +55,48 @@ Message = Request | Notification | ClientResponse
 MAX_DEPTH = 64
 
 
+class _OutOfRange(ValueError):
+    pass
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise _OutOfRange(text[:40])
+    return value
+
+
 def parse_json(body: bytes) -> Any:
     try:
-        data = json.loads(body)
+        data = json.loads(body, parse_constant=_no_constant, parse_float=_finite_float)
+    except _OutOfRange as exc:
+        raise ParseError(f"Parse error: the number {exc} is beyond a double's range") from exc
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise ParseError("Parse error: the body is not valid JSON") from exc
     _check_parsed(data)
     return data
+
+
+def dumps(message: Any) -> str:
+    """`message` as compact JSON, any non-finite float in it written as `null`."""
+    try:
+        return json.dumps(message, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(message), separators=(",", ":"), allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
 
 
 def _check_parsed(data: Any) -> None:

@@ -53,6 +53,7 @@ from mcp_tasks_aws.protocol.jsonrpc import (
     Notification,
     Request,
     classify,
+    dumps,
     error_message,
     parse_json,
     request_id_of,
@@ -203,7 +204,7 @@ class LegacyGate(Protocol):
 
 
 def _json_response(status: int, message: dict[str, Any] | None) -> HttpResponse:
-    body = b"" if message is None else json.dumps(message, separators=(",", ":")).encode()
+    body = b"" if message is None else dumps(message).encode()
     headers = {"content-type": JSON} if message is not None else {}
     return HttpResponse(status, headers, body)
 
@@ -218,7 +219,7 @@ def _sse_event(message: dict[str, Any] | SseEvent | SseComment) -> str:
     if event.data is None:
         return f"{head}data: \n\n"
     # One JSON document per `data:` line: readers parse SSE line by line.
-    return f"{head}event: message\ndata: {json.dumps(event.data, separators=(',', ':'))}\n\n"
+    return f"{head}event: message\ndata: {dumps(event.data)}\n\n"
 
 
 _SSE_HEADERS = {"content-type": SSE, "cache-control": "no-cache"}

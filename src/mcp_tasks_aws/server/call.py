@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from mcp_tasks_aws.protocol import models as m
 from mcp_tasks_aws.protocol.era import Era
-from mcp_tasks_aws.protocol.jsonrpc import Request, notification_message
+from mcp_tasks_aws.protocol.jsonrpc import Request, encoded_size, notification_message
 from mcp_tasks_aws.protocol.transport import Served
 from mcp_tasks_aws.tools.registry import ToolSpec
 
@@ -32,6 +32,11 @@ __all__ = [
     "TaskCreator",
 ]
 
+QUEUED_NOTIFICATION_BYTES: Final = 1_000_000
+"""The most the notifications queued with a buffered answer take (as `encoded_size` counts):
+they travel in one Lambda response with the result (at most `MAX_RESULT_BYTES`), which must
+stay under Lambda's 6 MB. Progress and log notifications are advice: past it they are left out
+(a progressToken or a message of a megabyte, repeated in each, would take the response over)."""
 LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
 
@@ -69,12 +74,19 @@ class Call:
     """Where a notification goes the moment it is made, when the answer streams live
     (`server.live`); None: it waits in `notifications` and travels with the answer."""
 
+    _queued_bytes: int = field(default=0, init=False, repr=False)
+
     def notify(self, message: dict[str, Any]) -> None:
-        """Send `message` now if the answer streams live, else queue it with the answer."""
+        """Send `message` now if the answer streams live, else queue it with the answer, while
+        the queued ones stay within `QUEUED_NOTIFICATION_BYTES` (beyond, it is left out)."""
         if self.emit is not None:
             self.emit(message)
-        else:
-            self.notifications.append(message)
+            return
+        size = encoded_size(message)
+        if self._queued_bytes + size > QUEUED_NOTIFICATION_BYTES:
+            return
+        self._queued_bytes += size
+        self.notifications.append(message)
 
     @property
     def capabilities(self) -> m.ClientCapabilities:

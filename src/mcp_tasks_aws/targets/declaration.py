@@ -26,6 +26,7 @@ declaration's folder. Nothing here calls AWS or builds a tool: `targets.tools` d
 from __future__ import annotations
 
 import json
+import os
 import re
 import urllib.parse
 from functools import cache
@@ -161,10 +162,16 @@ def _problem(error: Any, field: str) -> str:
     return _first_line(error)
 
 
+def _beside(folder: Path, reference: Any) -> Path:
+    """A file the declaration references, `..` read as written (as `make build` stages it:
+    scripts/sam_tools.py), not through whatever folder a link names."""
+    return Path(os.path.normpath(folder / str(reference)))
+
+
 def _tool(file: str, folder: Path, raw: dict[str, Any]) -> ToolDeclaration:
     target = dict(raw["target"])
     if target.get("kind") == "stateMachine" and "definition" in target:
-        target["definition"] = folder / str(target["definition"])
+        target["definition"] = _beside(folder, target["definition"])
     tool = ToolDeclaration.model_validate({**raw, "target": target})
     check_tool(file, tool)
     return tool
@@ -295,7 +302,7 @@ def check_schema(file: str, tool: str, field: str, schema: dict[str, Any]) -> No
 def _openapi_tools(
     file: str, folder: Path, index: int, raw: dict[str, Any]
 ) -> list[ToolDeclaration]:
-    source = OpenApiSource.model_validate({**raw, "document": folder / str(raw["document"])})
+    source = OpenApiSource.model_validate({**raw, "document": _beside(folder, raw["document"])})
     _check_auth(file, f"openapi #{index + 1}", "auth", source.auth)
     tools = operation_tools(file, source)
     for tool in tools:

@@ -5,8 +5,9 @@ refused with -32602 naming the argument:
 
 - a `{name}` placeholder of the URL is one path segment: percent-encoded, and never empty,
   `.` or `..`, nor holding `/` or `\\`, as written or once any number of percent-decodings
-  made (an upstream or a proxy that decodes and normalises the path would otherwise take the
-  call, and its credential, off the declared route);
+  made, nor once read as lenient upstreams read it (`is_one_segment`: an upstream or a proxy
+  that decodes and normalises the path would otherwise take the call, and its credential, off
+  the declared route);
 - a header argument is a value HTTP can carry: Latin-1 without control characters (CR and LF
   would add headers, NUL reaches the upstream, anything past Latin-1 cannot be encoded).
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -112,14 +114,33 @@ def build_request(
 
 
 def is_one_segment(text: str) -> bool:
-    """Whether `text` stays one path segment however often an upstream percent-decodes it."""
+    """Whether `text` stays one path segment however often an upstream percent-decodes it.
+
+    Each decoding is also read as lenient upstreams read it: compatibility-normalised (NFKC
+    makes U+FF0E '.' and U+FF0F '/'), cut at `;` (a servlet container's path parameters:
+    `..;x` is `..` there) and at NUL (a C upstream's end of string). Escapes that are not
+    UTF-8 are refused: overlong forms (`%c0%ae`) are '.', '/' or '\\' to a lenient decoder."""
+    if text == "":
+        return False
     for _ in range(_DECODINGS + 1):
-        if text in ("", ".", "..") or "/" in text or "\\" in text:
+        if _leaves_segment(text):
             return False
-        decoded = urllib.parse.unquote(text)
+        try:
+            decoded = urllib.parse.unquote(text, errors="strict")
+        except UnicodeDecodeError:
+            return False
         if decoded == text:
             return True
         text = decoded
+    return False
+
+
+def _leaves_segment(text: str) -> bool:
+    for form in (text, unicodedata.normalize("NFKC", text)):
+        if "/" in form or "\\" in form:
+            return True
+        if form.split(";", 1)[0].split("\x00", 1)[0] in (".", ".."):
+            return True
     return False
 
 
@@ -164,26 +185,43 @@ REDACTED: Final = "[redacted]"
 
 
 def redact(answer: HttpAnswer, credentials: tuple[str, ...]) -> HttpAnswer:
-    """`answer` with every credential in its body replaced by `[redacted]`: as sent, as a
-    JSON string writes it (quotes and backslashes escaped, non-ASCII as `\\u`) and
-    percent-encoded, in UTF-8 and in Latin-1 (what a header value is)."""
+    """`answer` with every credential in its body replaced by `[redacted]`, however the
+    upstream wrote it: each character as sent (UTF-8 or Latin-1, what a header value is), as a
+    JSON `\\u` escape (either case of hex: Go and .NET escape more than Python does, PHP
+    writes `/` as `\\/`) or a short one, or percent-encoded (either case), in any mix; only
+    letters and digits are taken to be written as they are (no encoder escapes them)."""
     body = answer.body
-    forms: set[bytes] = set()
-    for credential in credentials:
-        for text in (
-            credential,
-            json.dumps(credential)[1:-1],
-            json.dumps(credential, ensure_ascii=False)[1:-1],
-            urllib.parse.quote(credential, safe=""),
-        ):
-            forms.add(text.encode("utf-8"))
-            forms.add(text.encode("latin-1", "replace"))
-    for form in sorted(
-        forms, key=len, reverse=True
-    ):  # longest first: no form is cut by a shorter one
-        if form:
-            body = body.replace(form, REDACTED.encode())
+    for credential in sorted(set(credentials), key=len, reverse=True):  # longest first
+        # Letters and digits are written as they are by every encoder: a body without the
+        # credential's longest run of them holds no form of it (and is not scanned).
+        anchor = max(re.findall(r"[A-Za-z0-9]+", credential), key=len, default="")
+        if credential and (len(anchor) < 4 or anchor.encode() in body):
+            body = _written_forms(credential).sub(REDACTED.encode(), body)
     return answer._replace(body=body)
+
+
+_SHORT_ESCAPES: Final = {"/": rb"\\/", '"': rb'\\"', "\\": rb"\\\\", "\t": rb"\\t", " ": rb"\+"}
+"""Characters with a short form of their own: JSON's escapes, and a form-encoded space."""
+
+
+def _written_forms(credential: str) -> re.Pattern[bytes]:
+    """A pattern matching `credential` with each character in any form `redact` names."""
+    parts = []
+    for char in credential:
+        encodings = [char.encode("utf-8")]
+        if 0x80 <= ord(char) <= 0xFF:
+            encodings.append(char.encode("latin-1"))
+        units = char.encode("utf-16-be")  # a JSON escape writes UTF-16 code units
+        forms = [re.escape(raw) for raw in encodings]
+        escape = b"".join(
+            rb"\\u" + units[i : i + 2].hex().encode() for i in range(0, len(units), 2)
+        )
+        forms.append(b"(?i:" + escape + b")")
+        forms += [b"(?i:" + b"".join(b"%%%02x" % byte for byte in raw) + b")" for raw in encodings]
+        if char in _SHORT_ESCAPES:
+            forms.append(_SHORT_ESCAPES[char])
+        parts.append(b"(?:" + b"|".join(forms) + b")")
+    return re.compile(b"".join(parts))
 
 
 def usable_secret(secret_arn: str, value: str) -> str:

@@ -78,7 +78,7 @@ def operation_tools(file: str, source: OpenApiSource) -> list[ToolDeclaration]:
                     "missing (each operation becomes a tool named by its operationId)",
                     tool=where,
                 )
-            found.add(operation_id)
+            found.add(str(operation_id))  # what `operations` may name: text
             if source.operations is not None and operation_id not in source.operations:
                 continue
             _check_name(document_file, f"paths.{path}.{method}.operationId", where, operation_id)
@@ -92,11 +92,15 @@ def operation_tools(file: str, source: OpenApiSource) -> list[ToolDeclaration]:
 
 
 def _check_name(file: str, field: str, where: str, operation_id: Any) -> None:
-    """An operationId names a tool: the rule every tool name follows (`tools.signature`)."""
+    """An operationId names a tool: text (YAML reads `operationId: [a]` as a list), and the
+    rule every tool name follows (`tools.signature`)."""
     from mcp_tasks_aws.tools.signature import ToolDefinitionError, check_name
 
+    if not isinstance(operation_id, str):
+        problem = f"{operation_id!r} is not text (each operation becomes a tool named by it)"
+        raise DeclarationError(file, field, problem, tool=where)
     try:
-        check_name("tool", str(operation_id))
+        check_name("tool", operation_id)
     except ToolDefinitionError as exc:
         problem = f"{exc} (or leave the operation out with operations)"
         raise DeclarationError(file, field, problem, tool=where) from None

@@ -316,10 +316,10 @@ class WorkflowDoors:
                 raise AskRefused("McpAskPending", f"Task {task_id} is waiting on a question")
             # `park` replaces the open requests and the token: the stale question's key is no
             # longer outstanding, so a late answer to it is an unknown key (ignored).
-            capability = ASKABLE[str(method)]
-            if capability not in record.capabilities:
+            needed = ASKABLE[str(method)]  # the client's, not the task's door capability
+            if needed not in record.capabilities:
                 raise AskRefused(
-                    "McpUnsupported", f"The client of task {task_id} does not support {capability}"
+                    "McpUnsupported", f"The client of task {task_id} does not support {needed}"
                 )
             key = ask_key(record.leg + 1)
             guard, changes = transitions.park(

@@ -127,6 +127,10 @@ class WorkflowRun(Run):
                 value = json.loads(output) if output is not None else None
             except ValueError:
                 value = output
+            if isinstance(value, dict):
+                # States that keep their input (Pass, `ResultPath: "$.x"`) end with it in the
+                # output: the door key stays with the execution, out of the task's result.
+                value.pop(workflow.CAPABILITY_KEY, None)
             return _settle(legs, record, "result", spec.workflow.result_of(value))
         how, outcome = spec.workflow.failure_of(end.status, end.error, end.cause)
         return _settle(legs, record, how, outcome)
