@@ -1,0 +1,250 @@
+"""The driver: a Hypothesis state machine whose rules are what may happen next in the world.
+
+Each rule is one kind of step, its arguments the choices: a client starts an operation; a
+waiting function or client goes on, its next AWS attempts meeting the faults drawn (or the
+function crashing there); Lambda delivers a queued event, once or leaving a copy; an
+execution's state invokes its function, meeting a Lambda service fault or not; time passes.
+The first step draws the run's fault menu (swarm testing: some runs see only some kinds of
+fault, so a long happy path is as likely as a storm). At the end (`teardown`) the world is
+settled and judged (`simulation.checker`); a violation fails the run, and Hypothesis shrinks
+it to the shortest run that still fails.
+
+`run_seed` runs the machine as Hypothesis does from one seed: the same seed, the same runs,
+the same failure, the same shrinking.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import hypothesis
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
+from hypothesis.control import current_build_context
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from simulation.checker import PROMISES, Verdict, describe, judge
+from simulation.scheduler import FAULTS
+from simulation.sdk import Stats
+from simulation.tools import TOOLS
+from simulation.world import World, WorldConfig
+
+FAULT_KINDS = FAULTS[1:]
+SFN_FAULTS = ("throttle", "5xx", "timeout_after")
+"""What a state's invoke of its function may meet (Lambda service faults, before or after the
+function ran)."""
+WAITS_S = (1, 5, 30, 120, 600, 1000, 2000)
+
+
+def _fault(n: int) -> str:
+    """Most attempts meet nothing: `n` in 0..15, 10 and up a fault of the menu's."""
+    return "ok" if n < 10 else FAULT_KINDS[(n - 10) % len(FAULT_KINDS)]
+
+
+@dataclass
+class Totals:
+    """What every run of a batch did, added up (`make simulate` prints it)."""
+
+    schedules: int = 0
+    steps: int = 0
+    operations: Counter[str] = field(default_factory=Counter)
+    stats: Stats = field(default_factory=Stats)
+    checks: Counter[str] = field(default_factory=Counter)
+    measured: Counter[str] = field(default_factory=Counter)
+    deliveries: int = 0
+    duplicates: int = 0
+    function_ends: Counter[str] = field(default_factory=Counter)
+    stale_tokens: int = 0
+
+    def add(self, world: World, verdict: Verdict, steps: int) -> None:
+        self.schedules += 1
+        self.steps += steps
+        self.operations.update(world.operations)
+        self.stats.merge(world.stats)
+        self.checks.update(verdict.checks)
+        self.measured.update(verdict.measured)
+        self.deliveries += world.lambda_.delivered
+        self.duplicates += world.lambda_.duplicates
+        self.function_ends.update(world.function_ends)
+        self.stale_tokens += world.sfn.stale_token_uses
+
+
+TOTALS = Totals()
+
+
+class SimulationMachine(RuleBasedStateMachine):
+    config = WorldConfig()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.world = World(self.config)
+        self.menu: frozenset[str] = frozenset()
+        self.steps = 0
+
+    # -- the run's fault menu -------------------------------------------------------------------
+
+    @initialize(menu=st.sets(st.sampled_from(FAULT_KINDS)))
+    def faults_of_this_run(self, menu: set[str]) -> None:
+        self.menu = frozenset(menu)
+
+    def _allowed(self, fault: str) -> str:
+        return fault if fault == "ok" or fault in self.menu else "ok"
+
+    # -- the steps -------------------------------------------------------------------------------
+
+    @rule(
+        client=st.integers(0, 15),
+        operation=st.integers(0, 15),
+        which=st.integers(0, 255),
+        tool=st.sampled_from(TOOLS),
+        foreign=st.integers(0, 7),
+    )
+    def client_acts(self, client: int, operation: int, which: int, tool: str, foreign: int) -> None:
+        self.steps += 1
+        idle = self.world.idle_clients()
+        if not idle:
+            return
+        who = idle[client % len(idle)]
+        operations = who.operations()
+        chosen = operations[operation % len(operations)]
+        task_id = None
+        if chosen != "create":
+            principal = who.principal
+            if foreign == 0:  # now and then, another caller's task
+                principal = next(
+                    p for p in {c.principal for c in self.world.clients} if p != who.principal
+                )
+            tasks = self.world.tasks_of(principal)
+            if not tasks:
+                chosen = "create"
+            else:
+                task_id = tasks[which % len(tasks)]
+        self.world.start(who, chosen, task_id, tool)
+
+    @precondition(lambda self: bool(self.world.scheduler.blocked()))
+    @rule(pick=st.integers(0, 255), faults=st.lists(st.integers(0, 15), min_size=1, max_size=4))
+    def function_goes_on(self, pick: int, faults: list[int]) -> None:
+        self.steps += 1
+        blocked = self.world.scheduler.blocked()
+        process = blocked[pick % len(blocked)]
+        for n in faults:
+            if process.state != "blocked":
+                break
+            self.world.advance(process, self._allowed(_fault(n)))
+
+    @precondition(lambda self: bool(self.world.lambda_.queue))
+    @rule(pick=st.integers(0, 255), twice=st.booleans())
+    def lambda_delivers(self, pick: int, twice: bool) -> None:
+        self.steps += 1
+        queue = self.world.lambda_.queue
+        self.world.deliver(queue[pick % len(queue)], twice and "duplicate" in self._duplicates())
+
+    def _duplicates(self) -> frozenset[str]:
+        # Duplicate deliveries are on whenever the run has any fault at all.
+        return frozenset({"duplicate"}) if self.menu else frozenset()
+
+    @precondition(lambda self: bool(self.world.sfn.pending()))
+    @rule(pick=st.integers(0, 255), fault=st.integers(0, 15))
+    def state_invokes(self, pick: int, fault: int) -> None:
+        self.steps += 1
+        pending = self.world.sfn.pending()
+        chosen = _fault(fault)
+        sfn_fault = chosen if chosen in SFN_FAULTS and chosen in self.menu else "ok"
+        self.world.act(pending[pick % len(pending)], sfn_fault)
+
+    @rule(seconds=st.sampled_from(WAITS_S))
+    def time_passes(self, seconds: int) -> None:
+        self.steps += 1
+        self.world.wait(seconds)
+
+    # -- the end ----------------------------------------------------------------------------------
+
+    def teardown(self) -> None:
+        world = self.world
+        try:
+            at_rest = world.settle()
+            world.finish()
+            verdict = judge(
+                world.history,
+                world.trail.writes,
+                world.deployment.final_records(),
+                world.effects,
+                end_ms=world.clock.now_ms(),
+                at_rest=at_rest,
+                harness_errors=world.harness_errors,
+            )
+            TOTALS.add(world, verdict, self.steps)
+        finally:
+            world.close()
+        if not verdict.ok:
+            raise AssertionError(report(world, verdict, self.menu))
+
+
+def report(world: World, verdict: Verdict, menu: frozenset[str]) -> str:
+    final = _is_final()
+    lines = [f"{len(verdict.violations)} promise(s) broken (faults on: {sorted(menu) or 'none'}):"]
+    lines += [f"  - {line}" for line in describe(verdict)[:12]]
+    if final:
+        lines.append("what the run did (the run's log):")
+        lines += [f"  {note}" for note in world.history.notes[-150:]]
+        lines.append("what the clients sent and got:")
+        lines += [f"  {line}" for line in world.history.lines(200)]
+    return "\n".join(lines)
+
+
+def _is_final() -> bool:
+    try:
+        return bool(current_build_context().is_final)
+    except Exception:
+        return True
+
+
+def machine_for(config: WorldConfig) -> type[SimulationMachine]:
+    return type("SimulationMachine", (SimulationMachine,), {"config": config})
+
+
+def run_seed(
+    seed: int,
+    *,
+    store: str = "twin",
+    schedules: int = 10,
+    steps: int = 60,
+    shrink: bool = True,
+    verbose: bool = False,
+) -> None:
+    """Run `schedules` schedules from `seed` (Hypothesis, seeded); raise on a violation, after
+    shrinking it to the shortest run that still fails."""
+    config = WorldConfig(store=store, seed_bytes=f"{store}-{seed}".encode())
+    machine = machine_for(config)
+
+    def factory() -> Any:
+        return machine()
+
+    hypothesis.seed(seed)(factory)
+    phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
+    run_state_machine_as_test(
+        factory,
+        settings=settings(
+            max_examples=schedules,
+            stateful_step_count=steps,
+            deadline=None,
+            database=None,
+            derandomize=False,
+            phases=phases,
+            suppress_health_check=list(HealthCheck),
+            report_multiple_bugs=False,
+            print_blob=False,
+            verbosity=hypothesis.Verbosity.normal if verbose else hypothesis.Verbosity.quiet,
+        ),
+    )
+
+
+__all__ = ["PROMISES", "TOTALS", "SimulationMachine", "machine_for", "run_seed"]
