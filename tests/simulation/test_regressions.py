@@ -1,0 +1,39 @@
+"""Failures the simulation found, each kept as the schedule that showed it, written out step
+by step (`simulation.script`), so it replays whatever the state machine draws next.
+
+Each ran red before its fix; docs/simulation.md says what each was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from simulation.run import quiet_logs
+from simulation.script import Script, violations
+
+
+@pytest.fixture(autouse=True)
+def _quiet() -> Iterator[None]:
+    with quiet_logs():
+        yield
+
+
+def test_a_retried_leg_whose_first_copy_parks_first_does_not_strand_the_task() -> None:
+    # Found by seed 17 (and 8, 19): Step Functions retried RunLeg after the answer of its
+    # invoke was lost, so two copies of the first leg ran, each with its own token. The first
+    # copy parked with its token (dead: the state had retried); the second, fenced out of its
+    # own park, ended the execution. The task waited on a dead token for good: its answer
+    # resumed nothing, and it stayed "working" until it expired.
+    with Script() as run:
+        run.start("m0", "create", tool="on_machine")
+        run.finish("m0")
+        run.invoke("timeout_after")  # RunLeg invokes the worker; the answer will be lost
+        run.invoke()  # ... lost now: the state retries
+        run.invoke()  # RunLeg again: a second copy of the leg, with a new token
+        run.go("WorkerFunction", nth=1)  # the second copy reads the task
+        run.finish("WorkerFunction", nth=0)  # the first copy parks it (dead token)
+        run.finish("WorkerFunction")  # the second copy's park is refused
+        verdict = run.judged()
+        assert violations(verdict) == [], run.log()
