@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test unit lint conformance interop bench build deploy clean
+.PHONY: install run test unit lint simulate conformance interop bench build deploy clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +23,7 @@ run: $(STAMP)
 	HOST=$(HOST) PORT=$(PORT) $(if $(AUTH),MCP_TASKS_AUTH_MODE=$(AUTH)) $(if $(TOOLS),MCP_TASKS_TOOLS=$(TOOLS)) $(PY) -m mcp_tasks_aws.local.stack
 
 ## Everything CI runs: lint, unit and contract tests, the conformance suite, official clients.
-test: lint unit conformance interop
+test: lint unit simulate conformance interop
 
 unit: $(STAMP)
 	$(PY) scripts/pytest_strict.py
@@ -32,6 +32,12 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check src handlers tests scripts bench examples
 	$(VENV)/bin/ruff check src handlers tests scripts bench examples
 	$(VENV)/bin/mypy
+
+## The seeded simulation of the whole system under faults (docs/simulation.md): the default
+## seeds on both stores. SEEDS=N FROM=K runs seeds K..K+N-1, SEED=S replays one (shrunk, with
+## its history), STORE=twin|moto|both, MUTATION=name runs with a deliberate bug.
+simulate: $(STAMP)
+	$(PY) scripts/simulate.py $(if $(SEEDS),--seeds $(SEEDS)) $(if $(FROM),--from $(FROM)) $(if $(SEED),--seed $(SEED)) $(if $(STORE),--store $(STORE)) $(if $(SCHEDULES),--schedules $(SCHEDULES)) $(if $(STEPS),--steps $(STEPS)) $(if $(MUTATION),--mutation $(MUTATION))
 
 conformance: $(STAMP)
 	$(PY) scripts/conformance.py

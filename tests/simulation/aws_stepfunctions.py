@@ -126,6 +126,8 @@ class SimStepFunctions:
     dead_tokens: dict[str, str] = field(default_factory=dict)
     """Token -> why it is dead (`TaskTimedOut`, `TaskDoesNotExist`)."""
     stale_token_uses: int = 0
+    answers_lost: int = 0
+    """Invokes whose answer was lost while their function ran (the state retried it)."""
     _tokens: Any = field(default_factory=lambda: itertools.count(1))
 
     # -- the API ----------------------------------------------------------------------------------
@@ -199,14 +201,17 @@ class SimStepFunctions:
         ]
 
     def act(self, execution: Execution, fault: str = "ok") -> Process | None:
-        """The state invokes its function (meeting `fault`: a Lambda service fault `before`
-        anything ran, or `after` the function started, its answer lost later); or, if such
-        an answer is pending, it is lost now."""
+        """The state invokes its function, meeting `fault`: a Lambda service fault before
+        anything ran (`throttle`, `5xx`), or after the function started, its answer lost at
+        once (`timeout_after`: the state retries at once, while the first copy runs) or later
+        (`timeout_later`: another action of the run loses it); or, if such an answer is
+        pending, it is lost now."""
         if execution.status != "RUNNING":
             return None
         if execution.losing is not None:
             token, execution.losing = execution.losing, None
             if execution.waiting and execution.token == token:
+                self.answers_lost += 1
                 self._state_error(execution, token, "Lambda.SdkClientException")
             return None
         if execution.waiting:
@@ -226,7 +231,7 @@ class SimStepFunctions:
             )
             self._state_error(execution, token, code)
             return None
-        if fault == "timeout_after" and token is not None:
+        if fault == "timeout_later" and token is not None:
             # The function runs; the answer of this invoke will be lost (any time while it
             # runs: the run decides when), and the state will retry.
             execution.losing = token
@@ -237,8 +242,14 @@ class SimStepFunctions:
             body,
             lambda p: self._returned(execution, token, p),
         )
-        if fault == "timeout_after" and token is None and execution.waiting:
+        lost_now = fault == "timeout_after" or (fault == "timeout_later" and token is None)
+        if lost_now and execution.waiting and execution.token == token:
+            # The function runs; the answer of this invoke is lost at once: the state retries
+            # (after its interval) while the first copy runs.
+            self.answers_lost += 1
             self._state_error(execution, token, "Lambda.SdkClientException")
+            if execution.status == "RUNNING" and not execution.waiting:
+                self.act(execution)
         return process
 
     def _invocation(self, execution: Execution) -> tuple[str, dict[str, Any], str | None]:

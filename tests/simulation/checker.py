@@ -28,6 +28,7 @@ The promises (docs/simulation.md states them for readers):
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter
 from collections.abc import Iterable
@@ -212,6 +213,19 @@ def _answers(
                     f"task {_short(task_id)}: the answer to {key} changed from "
                     f"{before} to {value} ({write.move} by {write.writer})",
                 )
+        for before, write in itertools.pairwise(writes):
+            # A tool ends only past its questions: a leg that completes a task while a
+            # question it asked is open ran on a stale journal (a declared workflow's own end
+            # may come while it asks: it is not a leg).
+            asking = before.record.status == "input_required" and before.record.input_requests
+            verdict.check(
+                promise,
+                not (
+                    asking and write.record.status == "completed" and not write.record.runs_workflow
+                ),
+                f"task {_short(task_id)} was completed ({write.writer}) while its question(s) "
+                f"{sorted(before.record.input_requests)} were open",
+            )
         record = final.get(task_id)
         if record is None:
             continue

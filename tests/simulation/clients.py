@@ -145,6 +145,13 @@ class Client:
                 error = last["error"]
                 exchange.outcome = f"error {error.get('code')}"
                 exchange.note = str(error.get("message", ""))[:80]
+                busy = (error.get("data") or {}).get("retryAfterSeconds")
+                if isinstance(busy, int | float):
+                    # Busy, said inside a stream (its HTTP status was sent already): retry.
+                    exchange.outcome = "busy"
+                    attempt += 1
+                    self.world.clock.sleep(max(float(busy), BACKOFF_S[0]))
+                    continue
                 if error.get("code") == -32603 and method == "tools/call":
                     # Not started (failed, or it runs after all): a good client calls again.
                     attempt += 1

@@ -23,6 +23,7 @@ import hypothesis
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.control import current_build_context
+from hypothesis.internal.conjecture import engine
 from hypothesis.stateful import (
     RuleBasedStateMachine,
     initialize,
@@ -38,15 +39,27 @@ from simulation.tools import TOOLS
 from simulation.world import World, WorldConfig
 
 FAULT_KINDS = FAULTS[1:]
-SFN_FAULTS = ("throttle", "5xx", "timeout_after")
-"""What a state's invoke of its function may meet (Lambda service faults, before or after the
-function ran)."""
-WAITS_S = (1, 5, 30, 120, 600, 1000, 2000)
+SFN_FAULTS = ("throttle", "5xx", "timeout_after", "timeout_later", "timeout_after", "timeout_later")
+"""What a state's invoke of its function may meet: a Lambda service fault before the function
+ran, or after it started, its answer lost at once or later (the state retries while the first
+copy runs). `timeout_later` is on with `timeout_after`."""
+WAITS_S = (1, 5, 20, 120, 600, 1000, 2000)
+CALM = (8, 11, 13, 15)
+"""Of 16 draws, how many meet no fault: a run's fault rate is 1/2, 5/16, 3/16 or 1/16."""
+SFN_CALM = (4, 8, 12)
+"""Of 16 invokes of a state's function, how many meet no Lambda service fault."""
+TOOL_MENU = (*TOOLS, "depends", "on_machine", "ask_twice")
+"""What a run's tools are drawn from: the tools whose legs run on Step Functions, where
+copies of a leg meet, twice as likely."""
+MAX_SHRINKS = 120
+BUSY = 3
+"""Clients with an operation in flight at once, at most (the rest of the steps move them)."""
 
 
-def _fault(n: int) -> str:
-    """Most attempts meet nothing: `n` in 0..15, 10 and up a fault of the menu's."""
-    return "ok" if n < 10 else FAULT_KINDS[(n - 10) % len(FAULT_KINDS)]
+def _fault(n: int, menu: tuple[str, ...], calm: int) -> str:
+    """What one attempt meets, for a drawn `n` in 0..15: nothing below the run's `calm`, else
+    a fault of the run's menu (nothing if its menu is empty)."""
+    return "ok" if n < calm or not menu else menu[n % len(menu)]
 
 
 @dataclass
@@ -63,6 +76,7 @@ class Totals:
     duplicates: int = 0
     function_ends: Counter[str] = field(default_factory=Counter)
     stale_tokens: int = 0
+    retried_legs: int = 0
 
     def add(self, world: World, verdict: Verdict, steps: int) -> None:
         self.schedules += 1
@@ -75,6 +89,7 @@ class Totals:
         self.duplicates += world.lambda_.duplicates
         self.function_ends.update(world.function_ends)
         self.stale_tokens += world.sfn.stale_token_uses
+        self.retried_legs += world.sfn.answers_lost
 
 
 TOTALS = Totals()
@@ -87,31 +102,47 @@ class SimulationMachine(RuleBasedStateMachine):
         super().__init__()
         self.world = World(self.config)
         self.menu: frozenset[str] = frozenset()
+        self.faults: tuple[str, ...] = ()
+        self.sfn_faults: tuple[str, ...] = ()
+        self.calm = self.sfn_calm = 16
+        self.tools: tuple[str, ...] = TOOLS
         self.steps = 0
 
     # -- the run's fault menu -------------------------------------------------------------------
 
-    @initialize(menu=st.sets(st.sampled_from(FAULT_KINDS)))
-    def faults_of_this_run(self, menu: set[str]) -> None:
-        self.menu = frozenset(menu)
-
-    def _allowed(self, fault: str) -> str:
-        return fault if fault == "ok" or fault in self.menu else "ok"
+    @initialize(
+        menu=st.tuples(*[st.booleans() for _ in FAULT_KINDS]),
+        calm=st.sampled_from(CALM),
+        sfn_calm=st.sampled_from(SFN_CALM),
+        tools=st.lists(st.sampled_from(TOOL_MENU), min_size=1, max_size=3, unique=True),
+    )
+    def menus_of_this_run(
+        self, menu: tuple[bool, ...], calm: int, sfn_calm: int, tools: list[str]
+    ) -> None:
+        """Swarm testing: each run meets some kinds of fault, at a rate of its own, and uses
+        a few tools, so that what one combination can do is done often, not drowned by the
+        others."""
+        self.menu = frozenset(kind for kind, on in zip(FAULT_KINDS, menu, strict=True) if on)
+        self.faults = tuple(kind for kind in FAULT_KINDS if kind in self.menu)
+        self.sfn_faults = tuple(
+            kind for kind in SFN_FAULTS if kind.replace("_later", "_after") in self.menu
+        )
+        self.calm, self.sfn_calm = calm, sfn_calm
+        self.tools = tuple(tools)
 
     # -- the steps -------------------------------------------------------------------------------
 
+    @precondition(lambda self: len(self.world.idle_clients()) > len(self.world.clients) - BUSY)
     @rule(
         client=st.integers(0, 15),
         operation=st.integers(0, 15),
         which=st.integers(0, 255),
-        tool=st.sampled_from(TOOLS),
+        tool=st.integers(0, 3),
         foreign=st.integers(0, 7),
     )
-    def client_acts(self, client: int, operation: int, which: int, tool: str, foreign: int) -> None:
+    def client_acts(self, client: int, operation: int, which: int, tool: int, foreign: int) -> None:
         self.steps += 1
         idle = self.world.idle_clients()
-        if not idle:
-            return
         who = idle[client % len(idle)]
         operations = who.operations()
         chosen = operations[operation % len(operations)]
@@ -127,10 +158,10 @@ class SimulationMachine(RuleBasedStateMachine):
                 chosen = "create"
             else:
                 task_id = tasks[which % len(tasks)]
-        self.world.start(who, chosen, task_id, tool)
+        self.world.start(who, chosen, task_id, self.tools[tool % len(self.tools)])
 
     @precondition(lambda self: bool(self.world.scheduler.blocked()))
-    @rule(pick=st.integers(0, 255), faults=st.lists(st.integers(0, 15), min_size=1, max_size=4))
+    @rule(pick=st.integers(0, 255), faults=st.lists(st.integers(0, 15), min_size=1, max_size=2))
     def function_goes_on(self, pick: int, faults: list[int]) -> None:
         self.steps += 1
         blocked = self.world.scheduler.blocked()
@@ -138,7 +169,7 @@ class SimulationMachine(RuleBasedStateMachine):
         for n in faults:
             if process.state != "blocked":
                 break
-            self.world.advance(process, self._allowed(_fault(n)))
+            self.world.advance(process, _fault(n, self.faults, self.calm))
 
     @precondition(lambda self: bool(self.world.lambda_.queue))
     @rule(pick=st.integers(0, 255), twice=st.booleans())
@@ -156,9 +187,8 @@ class SimulationMachine(RuleBasedStateMachine):
     def state_invokes(self, pick: int, fault: int) -> None:
         self.steps += 1
         pending = self.world.sfn.pending()
-        chosen = _fault(fault)
-        sfn_fault = chosen if chosen in SFN_FAULTS and chosen in self.menu else "ok"
-        self.world.act(pending[pick % len(pending)], sfn_fault)
+        chosen = _fault(fault, self.sfn_faults, self.sfn_calm)
+        self.world.act(pending[pick % len(pending)], chosen)
 
     @rule(seconds=st.sampled_from(WAITS_S))
     def time_passes(self, seconds: int) -> None:
@@ -230,21 +260,28 @@ def run_seed(
 
     hypothesis.seed(seed)(factory)
     phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
-    run_state_machine_as_test(
-        factory,
-        settings=settings(
-            max_examples=schedules,
-            stateful_step_count=steps,
-            deadline=None,
-            database=None,
-            derandomize=False,
-            phases=phases,
-            suppress_health_check=list(HealthCheck),
-            report_multiple_bugs=False,
-            print_blob=False,
-            verbosity=hypothesis.Verbosity.normal if verbose else hypothesis.Verbosity.quiet,
-        ),
-    )
+    # Shrinking stops after this many successful shrinks, not after a time (Hypothesis's
+    # default is 500 or five minutes): a replay shrinks alike on any machine, in a minute or
+    # two at most.
+    previous, engine.MAX_SHRINKS = engine.MAX_SHRINKS, MAX_SHRINKS
+    try:
+        run_state_machine_as_test(
+            factory,
+            settings=settings(
+                max_examples=schedules,
+                stateful_step_count=steps,
+                deadline=None,
+                database=None,
+                derandomize=False,
+                phases=phases,
+                suppress_health_check=list(HealthCheck),
+                report_multiple_bugs=False,
+                print_blob=False,
+                verbosity=hypothesis.Verbosity.normal if verbose else hypothesis.Verbosity.quiet,
+            ),
+        )
+    finally:
+        engine.MAX_SHRINKS = previous
 
 
 __all__ = ["PROMISES", "TOTALS", "SimulationMachine", "machine_for", "run_seed"]

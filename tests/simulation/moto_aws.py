@@ -3,8 +3,10 @@ once: the functions' asynchronous-invoke settings the simulated Lambda applies c
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from mcp_tasks_aws.local.stack import PROJECT_ROOT
@@ -51,15 +53,18 @@ def parameter_default(name: str) -> str:
     return str(template()["Parameters"][name]["Default"])
 
 
-_started: Any = None
-
-
-def start_moto() -> None:
-    """moto in this process (fake credentials first, as `local.aws` does), kept running."""
-    global _started
-    if _started is not None:
-        return
-    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+@contextlib.contextmanager
+def moto_running() -> Iterator[None]:
+    """moto in this process (fake credentials first, as `local.aws` does) for a batch of
+    runs on the DynamoDB store; stopped after, the environment put back."""
     from mcp_tasks_aws.local.aws import _start_moto
 
-    _started = _start_moto()
+    saved = dict(os.environ)
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    mock = _start_moto()
+    try:
+        yield
+    finally:
+        mock.stop()
+        os.environ.clear()
+        os.environ.update(saved)

@@ -13,13 +13,38 @@ import logging
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from simulation import machine
 from simulation.checker import PROMISES
+from simulation.moto_aws import moto_running
 from simulation.mutations import mutated
 
-DEFAULT_SCHEDULES = 10
-DEFAULT_STEPS = 60
+SEEDS = 16
+"""Seeds `make simulate` runs on the in-memory twin (each mutation is caught within them)."""
+SCHEDULES = 10
+"""Schedules per seed on the twin."""
+MOTO_SEEDS = 2
+MOTO_SCHEDULES = 4
+"""On moto's DynamoDB (about thirty times slower): a few, every time."""
+STEPS = 60
+
+
+class Plan(NamedTuple):
+    store: str
+    seeds: list[int]
+    schedules: int
+
+
+def plans(
+    store: str, *, seeds: int | None = None, first: int = 0, schedules: int | None = None
+) -> list[Plan]:
+    """What `make simulate` runs: the twin's seeds, then moto's (`store` both), or one store's."""
+    twin = Plan("twin", list(range(first, first + (seeds or SEEDS))), schedules or SCHEDULES)
+    moto = Plan(
+        "moto", list(range(first, first + (seeds or MOTO_SEEDS))), schedules or MOTO_SCHEDULES
+    )
+    return {"twin": [twin], "moto": [moto], "both": [twin, moto]}[store]
 
 
 @dataclass
@@ -49,8 +74,8 @@ def run_seeds(
     seeds: Iterable[int],
     *,
     store: str = "twin",
-    schedules: int = DEFAULT_SCHEDULES,
-    steps: int = DEFAULT_STEPS,
+    schedules: int = SCHEDULES,
+    steps: int = STEPS,
     mutation: str | None = None,
     shrink: bool = True,
     stop_at_first: bool = False,
@@ -59,7 +84,8 @@ def run_seeds(
     outcome = Outcome(seeds)
     machine.TOTALS = outcome.totals
     started = time.perf_counter()
-    with quiet_logs(), mutated(mutation):
+    aws = moto_running() if store == "moto" else contextlib.nullcontext()
+    with quiet_logs(), mutated(mutation), aws:
         for seed in seeds:
             try:
                 machine.run_seed(seed, store=store, schedules=schedules, steps=steps, shrink=shrink)
@@ -75,9 +101,9 @@ def replay_command(seed: int, store: str, schedules: int, steps: int, mutation: 
     parts = [f"make simulate SEED={seed}"]
     if store != "twin":
         parts.append(f"STORE={store}")
-    if schedules != DEFAULT_SCHEDULES:
+    if schedules != (SCHEDULES if store == "twin" else MOTO_SCHEDULES):
         parts.append(f"SCHEDULES={schedules}")
-    if steps != DEFAULT_STEPS:
+    if steps != STEPS:
         parts.append(f"STEPS={steps}")
     if mutation:
         parts.append(f"MUTATION={mutation}")
@@ -99,7 +125,8 @@ def summary(outcome: Outcome, store: str) -> list[str]:
         f"distinct points; functions that did not return: "
         + (_counts(totals.function_ends) or "none"),
         f"  Lambda deliveries: {totals.deliveries} ({totals.duplicates} delivered twice); "
-        f"stale task tokens used: {totals.stale_tokens}",
+        f"stale task tokens used: {totals.stale_tokens}; states retried while their first "
+        f"invoke ran: {totals.retried_legs}",
         "  checks per promise: " + ", ".join(f"{p} {totals.checks[p]}" for p in PROMISES),
     ]
     if totals.measured:

@@ -87,6 +87,9 @@ class Process:
     called: the API function's crash answers it 502)."""
     timed_out: bool = False
     """Ended by its function's timeout (Lambda's `Sandbox.Timedout`)."""
+    waiting_since: int = 0
+    """When it reached its point (the scheduler's count of points reached): first come,
+    first served when nothing else decides."""
     deadline_ms: int | None = None
     """When its function's timeout ends the invocation it is in (None: not in one)."""
     invocation: int = 0
@@ -116,6 +119,7 @@ class Scheduler:
     def __init__(self) -> None:
         self._driver = threading.Semaphore(0)
         self._next_pid = 0
+        self._points = 0
         self.processes: list[Process] = []
         self.before_resume: Callable[[Process, Directive], Directive] | None = None
         """Called by the driver before a process goes on (the clock moves there); returns the
@@ -170,6 +174,8 @@ class Scheduler:
         if process is None:
             return OK
         process.point, process.state = point, "blocked"
+        self._points += 1
+        process.waiting_since = self._points
         self._driver.release()
         process.go.acquire()
         process.state, process.point = "running", None

@@ -166,7 +166,8 @@ def _move_of(params: dict[str, Any]) -> str:
 
 @contextmanager
 def moto_table(table_name: str) -> Iterator[Any]:
-    """A fresh task table on moto (moto must be started: `simulation.moto_aws`), deleted after."""
+    """A fresh task table on moto (running: `simulation.moto_aws.moto_running`), deleted
+    after."""
     import boto3
 
     from mcp_tasks_aws.local.aws import REGION, _create_task_table

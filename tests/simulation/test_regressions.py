@@ -29,7 +29,7 @@ def test_a_retried_leg_whose_first_copy_parks_first_does_not_strand_the_task() -
     with Script() as run:
         run.start("m0", "create", tool="on_machine")
         run.finish("m0")
-        run.invoke("timeout_after")  # RunLeg invokes the worker; the answer will be lost
+        run.invoke("timeout_later")  # RunLeg invokes the worker; its answer will be lost
         run.invoke()  # ... lost now: the state retries
         run.invoke()  # RunLeg again: a second copy of the leg, with a new token
         run.go("WorkerFunction", nth=1)  # the second copy reads the task

@@ -25,7 +25,7 @@ SHORT_TTL_MS = 15 * 60 * 1000
 side_effects: Callable[[str, str], None] = lambda task_id, step: None  # noqa: E731
 """Where a step's side effect is recorded (set by the world for its run)."""
 outside: Callable[[], int] = lambda: 0  # noqa: E731
-"""What `depends` reads of the world outside (the run's clock, in seconds)."""
+"""What `depends` reads of the world outside (a number that changes all the time)."""
 
 
 def _answered(value: Any) -> str:
@@ -108,14 +108,15 @@ def build() -> ToolSet:
 
     @tools.tool(task=TaskPolicy.REQUIRED, direct=False)
     async def depends(label: str, ctx: ToolContext) -> str:
-        """Asks only when the world outside says so (an odd second), read in a step (so a
+        """Asks only when the world outside says so (an odd number), read in a step (so a
         replay takes the path the first run took; two copies of one leg may still read the
         world differently, as tools that read the world do).
 
         Args:
             label: Free text.
         """
-        if ctx.step("look", lambda: outside() % 2):
+        task_id = str(ctx.task_id)
+        if ctx.step("look", lambda: side_effects(task_id, "look") or outside() % 2):
             first = await ctx.elicit("k1", ANSWER_SCHEMA, key="k1")
             return _result("depends", {"k1": _answered(first)})
         return _result("depends", {})

@@ -39,6 +39,10 @@ from simulation.stores import Trail
 SWEEP_PERIOD_S = int(parameter_default("SweepSchedule").split("(")[1].split()[0]) * 60
 API_TIMEOUT_S = function_timeout_s("ApiFunction")
 SETTLE_ROUNDS = 4000
+QUIET_AFTER_S = 60
+"""Waits this long or longer are quiet periods (see `World.wait`)."""
+QUIET_STEPS = 400
+"""Points in flight a quiet period runs at most (a listen window polls, a client retries)."""
 """Steps the settling may take before the world is said not to come to rest."""
 
 
@@ -91,10 +95,8 @@ class World:
         dynamodb = None
         table = "sim-tasks"
         if self.config.store == "moto":
-            from simulation.moto_aws import start_moto
             from simulation.stores import moto_table
 
-            start_moto()
             table = f"sim-{self.config.seed_bytes.hex()[:16]}-{id(self) % 10_000}"
             dynamodb = self._exits.enter_context(moto_table(table))
         self._exits.enter_context(self._patched())
@@ -122,7 +124,7 @@ class World:
         mint, effect, outside = task_service.new_task_id, sim_tools.side_effects, sim_tools.outside
         task_service.new_task_id = task_ids(self.config.seed_bytes)  # type: ignore[assignment]
         sim_tools.side_effects = self._effect
-        sim_tools.outside = lambda: self.clock.now_ms() // 1000
+        sim_tools.outside = lambda: self.stats.attempts  # changes with every AWS call
         try:
             yield
         finally:
@@ -295,52 +297,65 @@ class World:
         self.sfn.act(execution, fault)
 
     def wait(self, seconds: int) -> None:
-        """Time passes with nothing in flight moving. A function in flight is not left
-        waiting past its timeout by this (its calls take milliseconds): the wait stops short
-        of the first such deadline. It still times out if its own calls take that long."""
-        ms = seconds * 1000
-        deadlines = [
-            p.deadline_ms
-            for p in self.scheduler.blocked()
-            if p.crashable and p.deadline_ms is not None
-        ]
-        if deadlines:
-            ms = max(0, min(ms, min(deadlines) - self.clock.now_ms() - 1000))
-        self.note(f"wait {ms / 1000:g}s")
-        self.clock.advance(ms)
+        """`seconds` go by. A short wait moves only the clock (what is in flight stays where
+        it waits, short of its function's timeout); a long one (a minute or more) is a quiet
+        period: what is in flight goes on without faults (its calls are answered, its sleeps
+        slept) until it ends or waits past the period. Either way what is queued (Lambda's
+        events, an execution's next state) stays queued: AWS may be that late."""
+        until = self.clock.now_ms() + seconds * 1000
+        if seconds < QUIET_AFTER_S:
+            deadlines = [
+                p.deadline_ms
+                for p in self.scheduler.blocked()
+                if p.crashable and p.deadline_ms is not None
+            ]
+            if deadlines:
+                until = max(self.clock.now_ms(), min(until, min(deadlines) - 1000))
+            self.note(f"wait {(until - self.clock.now_ms()) / 1000:g}s")
+            self.clock.advance_to(until)
+            return
+        self.note(f"wait {seconds}s (what is in flight goes on)")
+        for _ in range(QUIET_STEPS):
+            due = [p for p in self.scheduler.blocked() if p.point and p.point.until_ms <= until]
+            if not due:
+                break
+            process = min(due, key=lambda p: (p.point.until_ms if p.point else 0, p.waiting_since))
+            self.scheduler.resume(process, OK)
+        self.clock.advance_to(until)
 
     # -- the end -------------------------------------------------------------------------------
 
     def settle(self) -> bool:
-        """Run the world to rest without faults; False if it does not come to rest."""
+        """Run the world to rest without faults; False if it does not come to rest.
+
+        Everything waiting goes on and every owner answers what its tasks ask; the dead-letter
+        queue is redriven (its alarm was answered); then time jumps past the sweeper's bound
+        (states time out, events age, the last scheduled sweeps run), and the world is
+        brought to rest again, twice over."""
         self.history.notes.append("-- settling: no more faults; everything waiting goes on --")
-        rounds = 0
-        while rounds < SETTLE_ROUNDS:
-            rounds += 1
-            if self._step_without_faults():
-                continue
-            if self._answer_open_questions():
-                continue
-            break
+        rounds = self._quiesce(0)
         self.lambda_.redrive()
-        horizon = self.clock.now_ms() + (STRANDED_AFTER_S + 2 * SWEEP_PERIOD_S + 60) * 1000
-        while rounds < SETTLE_ROUNDS:
-            rounds += 1
-            if self._step_without_faults() or self._answer_open_questions():
-                continue
-            upcoming = self.clock.next_timer()
-            if upcoming is None or upcoming > horizon:
-                break
-            self.clock.advance_to(upcoming)
-        self.clock.advance_to(horizon)
-        while rounds < SETTLE_ROUNDS and self._step_without_faults():
-            rounds += 1
+        for _ in range(2):
+            rounds = self._quiesce(rounds)
+            horizon = self.clock.now_ms() + (STRANDED_AFTER_S + 2 * SWEEP_PERIOD_S + 60) * 1000
+            self.note("time passes beyond the sweeper's bound")
+            self.clock.advance_to(horizon)
+            rounds = self._quiesce(rounds)
         return rounds < SETTLE_ROUNDS
+
+    def _quiesce(self, rounds: int) -> int:
+        while rounds < SETTLE_ROUNDS and (
+            self._step_without_faults() or self._answer_open_questions()
+        ):
+            rounds += 1
+        return rounds
 
     def _step_without_faults(self) -> bool:
         blocked = self.scheduler.blocked()
         if blocked:
-            process = min(blocked, key=lambda p: (p.point.until_ms if p.point else 0, p.pid))
+            process = min(
+                blocked, key=lambda p: (p.point.until_ms if p.point else 0, p.waiting_since)
+            )
             self.advance(process, "ok")
             return True
         if self.lambda_.queue:
