@@ -17,7 +17,11 @@ an HTTP error or a task that does not reach the expected state fails the section
 The same operations from a 2025-11-25 session (that revision's tasks utility) have the same
 targets, plus
 tasks/list (1 Query on the owner index) and tasks/result; every request in such a session
-also reads the session's state once (one GetItem), which the targets show as "+1".
+also reads the session's state once (one GetItem), which the targets show as "+1". A task's
+question reaches such a session on the `tasks/result` window, or, for a client that only polls,
+on the `tasks/get` that finds the task waiting; either way it costs the task's read and the
+question's hold for that poller (server/legacy/task_questions.py): = 2 on the window, <= 2
+on tasks/get.
 
 Managed (issue 20): a task whose work is a declared Standard machine's execution (the
 approval workflow of examples/managed/tools.yaml), on its own stack: create 2 (PutItem,
@@ -102,14 +106,23 @@ class Harness:
 
         self.sfn = boto3.client("stepfunctions", region_name="us-east-1")
 
-    def wait_held(self, task_id: str, timeout: float = SETTLE_TIMEOUT_S) -> None:
+    def wait_held(self, task_id: str) -> None:
         """Wait until an execution's token is on the task (a task its direct leg parked shows
         input_required a moment before its execution attaches)."""
+        self._wait_record(task_id, lambda record: bool(record.task_token), "no execution holds")
+
+    def wait_asking(self, task_id: str) -> None:
+        """Wait until the task waits on its token with questions outstanding, read from the
+        store: no MCP request of the measured session sees the task first (a 2025-11-25
+        `tasks/get` of a task in input_required carries its questions, and holds them)."""
+        self._wait_record(task_id, lambda record: record.waiting_on_token, "nothing asks in")
+
+    def _wait_record(self, task_id: str, ready: Callable[[Any], bool], failing: str) -> None:
         store = self.stack.worker_app.store
-        deadline = time.monotonic() + timeout
-        while not (record := store.get(task_id)) or not record.task_token:
+        deadline = time.monotonic() + SETTLE_TIMEOUT_S
+        while not (record := store.get(task_id)) or not ready(record):
             if time.monotonic() > deadline:
-                raise McpHttpError(f"no execution holds task {task_id} after {timeout}s")
+                raise McpHttpError(f"{failing} task {task_id} after {SETTLE_TIMEOUT_S}s")
             time.sleep(0.01)
 
     def has_execution(self, task_id: str) -> bool:
@@ -278,25 +291,46 @@ def measure_legacy(h: Harness) -> list[Row]:
     # The session's task ids (one GetItem), then those tasks (one BatchGetItem): no Query.
     row("tasks/list (the session's tasks)", calls, 2, exact=True)
 
-    # A task's question: the tasks/result window that delivers it, then the answer.
+    # A task's question: the tasks/result window that delivers it, then the answer. The task
+    # is seen waiting in the store, not by polling tasks/get, which would carry the question
+    # itself (below) and hold it from this window.
     task_id = client.create_task("confirm_delete", {"filename": "notes.txt"})
-    client.wait_for_task(task_id, {"input_required"})
+    h.wait_asking(task_id)
     asked, calls = counter.measure(lambda: client.messages("tasks/result", {"taskId": task_id}))
-    row("tasks/result (window with a question)", calls, 1, exact=True)
-    questions = [m for m in asked if "method" in m and "id" in m]
-    if len(questions) != 1:
-        raise McpHttpError(f"confirm_delete should ask one question on the stream: {asked}")
+    # The task, and the question held for this session (one conditional write) before it is
+    # sent, so no other poller is asked meanwhile (server/legacy/task_questions.py).
+    row("tasks/result (window with a question)", calls, 2, exact=True)
     answer = {"action": "accept", "content": {"confirm": True}}
-    status, calls = counter.measure(lambda: client.answer(questions[0]["id"], answer))
+    status, calls = counter.measure(lambda: client.answer(one_question(asked), answer))
     if status != 202:
         raise McpHttpError(f"the answer was not accepted: HTTP {status}")
     row("answer to a task's question (resumes)", calls, 2)
+    client.wait_for_task(task_id, {"completed"})
+
+    # A client that only polls tasks/get (the Inspector, ext-tasks' 2025-11-25 requester):
+    # the tasks/get that finds the task waiting carries its question on SSE (and holds it for
+    # this poller: the task, the session, the hold).
+    task_id = client.create_task("confirm_delete", {"filename": "notes.txt"})
+    h.wait_asking(task_id)
+    asked, calls = counter.measure(lambda: client.messages("tasks/get", {"taskId": task_id}))
+    row("tasks/get (input_required, carries the question)", calls, 2)
+    status = client.answer(one_question(asked), answer)
+    if status != 202:
+        raise McpHttpError(f"the answer was not accepted: HTTP {status}")
     client.wait_for_task(task_id, {"completed"})
 
     task_id = client.create_task("slow_compute", {"seconds": 2, "label": "legacy-cancel"})
     _, calls = counter.measure(lambda: client.request("tasks/cancel", {"taskId": task_id}))
     row("tasks/cancel (working)", calls, 2)
     return rows
+
+
+def one_question(messages: list[dict[str, Any]]) -> Any:
+    """The id of the one server->client request among a stream's `messages`."""
+    questions = [m for m in messages if "method" in m and "id" in m]
+    if len(questions) != 1:
+        raise McpHttpError(f"confirm_delete should ask one question on the stream: {messages}")
+    return questions[0]["id"]
 
 
 MANAGED_EXAMPLE = PROJECT_ROOT / "examples" / "managed" / "tools.yaml"

@@ -13,7 +13,8 @@ come from the virtual environment, which pip compiled when it installed them. Ca
 - api-import: the same import, no request (the difference is what handling costs).
 - api-managed: `api`'s import with MCP_TASKS_TOOLS=examples/managed/tools.yaml (a server
               that serves only a declaration: six managed tools), then `server/discover`
-              and `tools/list` (checked); its first calls would reach AWS, so none is made.
+              and `tools/list` (checked: the six, and the three task-handle tools a client
+              without tasks is shown); its first calls would reach AWS, so none is made.
 - api-task:   `api`, then a `tools/call` that creates a task (demo `checksum_archive`, the
               client allowing tasks): the function creates its DynamoDB and Lambda clients on
               this first use (inline requests never do; a task's first leg runs directly, so
@@ -109,6 +110,8 @@ INFORMATIONAL = {
     ("api", "api-source"): "bytecode as `make build` ships it, against none",
 }
 DEFAULT_ROUNDS = 25
+SMOKE = {"rounds": 1}
+"""`make bench`'s smoke (`bench/run.py --smoke`): the least that runs every case."""
 CHILD_TIMEOUT_S = 120
 
 # Loads handlers/api.py the way the Lambda runtime loads a handler module. sys.argv[1] names
@@ -161,12 +164,24 @@ _HANDLE_LIST = (
     + """
 job = json.loads(sys.argv[2])
 discover, listed = (api.handler(event, Context(job["context"])) for event in job["events"])
-names = {tool["name"] for tool in json.loads(listed["body"])["result"]["tools"]}
-if discover["statusCode"] != 200 or len(names) != 6:
-    raise SystemExit(f"the declaration's tools were not listed: {listed}")
+names = sorted(tool["name"] for tool in json.loads(listed["body"])["result"]["tools"])
+if discover["statusCode"] != 200 or names != job["listed"]:
+    raise SystemExit(f"listed {names}, not {job['listed']}: {listed}")
 """
 )
 MANAGED_EXAMPLE = "examples/managed/tools.yaml"
+
+
+def managed_listing() -> list[str]:
+    """What `tools/list` shows the api-managed child: the declaration's tools and, since the
+    child's client declares no tasks and the declaration has tools that run as tasks, the
+    task-handle tools (docs/handles.md)."""
+    from mcp_tasks_aws.server.handles import HANDLE_TOOLS
+    from mcp_tasks_aws.targets.declaration import load_declaration
+
+    declared = [tool.name for tool in load_declaration(PROJECT_ROOT / MANAGED_EXAMPLE).tools]
+    return sorted([*declared, *HANDLE_TOOLS])
+
 
 # Before the handler is imported: every client the function creates answers its calls here,
 # after botocore serialised and signed them (no network): PutItem with nothing, Invoke with 202.
@@ -363,6 +378,7 @@ def cases(shipped: StagedCode, source: StagedCode, oauth: OAuthIssuer) -> list[C
         {
             "context": lambda_context_fields(),
             "events": [mcp_event("server/discover"), mcp_event("tools/list", rid=2)],
+            "listed": managed_listing(),
         }
     )
     managed = shipped.env(deployed_environment(MCP_TASKS_TOOLS=MANAGED_EXAMPLE))

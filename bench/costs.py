@@ -283,12 +283,22 @@ def measure_path(path: str, repeats: int) -> Measured:
 # -- the report ----------------------------------------------------------------------------------
 
 
+SMOKE = {"cost_repeats": 1, "cost_cold_rounds": 1}
+"""The smoke: one task per operation and path, one cold-start round."""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cost-repeats",
         type=int,
         default=5,
         help="costs: tasks measured per operation and path (default 5)",
+    )
+    parser.add_argument(
+        "--cost-cold-rounds",
+        type=int,
+        default=5,
+        help="costs: cold-start rounds behind the memory and SnapStart trades (default 5)",
     )
 
 
@@ -372,7 +382,7 @@ def first_task_cpu_s(args: argparse.Namespace) -> dict[str, float] | None:
     restored (a few runs)."""
     import cold_start
 
-    rounds = max(1, getattr(args, "cost_cold_rounds", 5))
+    rounds = max(1, args.cost_cold_rounds)
     try:
         return cold_start.first_task_cpu_s(rounds)
     except (cold_start.ChildFailed, OSError) as exc:

@@ -185,6 +185,10 @@ def handle_bill(m: Measured, status: Op, *, waiting: bool) -> Bill:
 # -- the report ----------------------------------------------------------------------------------
 
 
+SMOKE = {"handle_repeats": 1}
+"""The smoke: one task_status call per kind."""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--handle-repeats",

@@ -86,8 +86,8 @@ def _answer(request, event_name, **_):
 
 _create = _clients.Clients._create
 
-def _create_answered(self, service):
-    client = _create(self, service)
+def _create_answered(self, service, *policy):
+    client = _create(self, service, *policy)
     client.meta.events.register("before-send", _answer)
     return client
 
@@ -213,6 +213,10 @@ def result_at(line: Timeline, first_hint_s: float) -> tuple[float, int]:
             / 1000
         )
         t += line.get_s
+
+
+SMOKE = {"latency_rounds": 1}
+"""The smoke: the fewest warm requests (the section measures at least three)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

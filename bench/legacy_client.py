@@ -84,7 +84,8 @@ class LegacyHttpClient:
         return parse(text, headers.get("content-type", ""))
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The `result` of a request (McpHttpError on a JSON-RPC error)."""
+        """The `result` of a request (McpHttpError on a JSON-RPC error); server->client
+        requests on its stream are left out (`messages` has them)."""
         answer = self.messages(method, params)[-1]
         if "result" not in answer:
             raise McpHttpError(f"{method}: {json.dumps(answer)[:300]}")

@@ -54,6 +54,8 @@ from legacy_client import LegacyHttpClient
 from mcp_client import McpHttpClient, McpHttpError, task_id_of
 
 DEFAULT_RUNS = 30
+SMOKE = {"lifecycle_runs": 1, "no_fastmcp": True}
+"""The smoke: one measured lifecycle per server, no FastMCP side install."""
 WARMUP_RUNS = 3
 POLL_INTERVAL_S = 0.01
 LIFECYCLE_DEADLINE_S = 30.0

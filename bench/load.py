@@ -45,6 +45,10 @@ DEADLINE_S = 120.0
 POLL_S = 0.05
 
 
+SMOKE = {"load_clients": 2, "load_tasks": 1}
+"""The smoke: two clients, one task each."""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--load-clients", type=int, default=50, help="concurrent clients")
     parser.add_argument("--load-tasks", type=int, default=4, help="tasks per client")

@@ -27,7 +27,7 @@ URL = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("MCP_TASKS_URL", DEFA
 async def approve(ctx: ClientRequestContext, params: ElicitRequestParams) -> ElicitResult:
     """The SDK's ordinary elicitation callback: here, approve whatever is asked."""
     print(f"asked: {params.message}")
-    return ElicitResult(action="accept", content={"approve": True, "note": "example"})
+    return ElicitResult(action="accept", content={"approve": True})
 
 
 def text(result: object) -> str:

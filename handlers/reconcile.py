@@ -1,22 +1,23 @@
-"""Lambda entry point for lost work: executions that ended, and direct legs that failed.
+"""Lambda entry point for lost work: ends of a task's work that did not end the task.
 
-Two event shapes arrive here:
-- EventBridge "Step Functions Execution Status Change": an execution that FAILED, TIMED_OUT or
-  was ABORTED without ending its task (a worker crash, a leg timeout, a stopped execution);
+Each event is an end of one run's work (`tasks.runs`), handed to that run to settle
+(`tasks.reconcile.settle_lost`):
 - the worker's on-failure destination record: a direct leg (an asynchronous invoke) that
-  crashed, timed out, or whose event expired before it ran.
-Either way the task must not stay active: it becomes failed, unless it is already terminal
-(cancelled included), or, for a direct leg, an execution holds it now.
-
-A third: the status change of a declared workflow's execution (a managed Standard machine,
-`tasks.workflow`), SUCCEEDED included: its end settles the task it runs, with the output as
-the tool's declaration maps it (`tasks.reconcile.settle_workflow_end`).
+  crashed, timed out, or whose event expired before it ran (run `direct`);
+- EventBridge "Step Functions Execution Status Change" of the task state machine: an
+  execution that FAILED, TIMED_OUT or was ABORTED without ending its task (run `legs`);
+- the same event for any other machine: a declared workflow's execution that ended,
+  SUCCEEDED included (run `workflow`).
+The task becomes failed (or, for a workflow, completed as its declaration maps the output),
+unless it is already terminal (cancelled included), or, for a direct leg, an execution holds
+it now. Which run an event belongs to is read off the event here; nothing else is.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcp_tasks_aws.runtime import init_phase
 
@@ -29,14 +30,9 @@ with init_phase():
 
     from mcp_tasks_aws.app import App, handler_from_env
     from mcp_tasks_aws.edge.lost_legs import lost_direct_leg
-    from mcp_tasks_aws.tasks.reconcile import (
-        settle_lost_direct_leg,
-        settle_lost_execution,
-        settle_workflow_end,
-    )
-
-if TYPE_CHECKING:
-    from mcp_tasks_aws.tasks.legs import LegRunner
+    from mcp_tasks_aws.tasks.reconcile import settle_lost
+    from mcp_tasks_aws.tasks.runs.base import LostEnd, RunPorts
+    from mcp_tasks_aws.tasks.runs.registry import Runs
 
 logger = Logger()
 metrics = Metrics()
@@ -44,54 +40,56 @@ LOST = frozenset({"FAILED", "TIMED_OUT", "ABORTED"})
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, str]]
 
 
-def make_handler(app: App) -> LambdaHandler:
-    store = app.store
-    own_machine = app.settings.state_machine_arn
-    legs: list[LegRunner] = []  # built on the first workflow event (loads the tools)
-
-    def settle_workflow(detail: dict[str, Any], task_id: str, status: str) -> str:
-        if not legs:
-            legs.append(app.leg_runner())
+def lost_end(event: dict[str, Any], own_machine: str) -> tuple[LostEnd, str] | None:
+    """The end `event` reports, and the prefix of its metric; None for an event to ignore."""
+    leg = lost_direct_leg(event)
+    if leg is not None:
+        return LostEnd("direct", leg.task_id, leg.reason), "ReconciledLeg"
+    detail = event.get("detail") or {}
+    status = str(detail.get("status", ""))
+    task_id = str(detail.get("name", ""))
+    machine = str(detail.get("stateMachineArn", ""))
+    if not task_id:
+        return None
+    if machine and machine != own_machine:
         included = (detail.get("outputDetails") or {}).get("included", True)
         output = detail.get("output") if included else None
-        return settle_workflow_end(
-            legs[0],
-            app.workflows,
+        end = LostEnd(
+            "workflow",
             task_id,
-            str(detail.get("executionArn", "")),
             status,
+            str(detail.get("executionArn", "")),
             output=output if isinstance(output, str) else None,
             error=detail.get("error"),
             cause=detail.get("cause"),
         )
+        return end, "Workflow"
+    if status not in LOST:
+        return None
+    return LostEnd("legs", task_id, status), "Reconciled"
+
+
+def make_handler(app: App) -> LambdaHandler:
+    own_machine = app.settings.state_machine_arn
+    ports = RunPorts(
+        app.store,
+        workflows=app.workflows,
+        # Made on the first workflow end (it loads the tools), once.
+        legs=functools.cache(app.leg_runner),
+        adapters=app.run_adapters,
+    )
+    runs = Runs(ports)
 
     @logger.inject_lambda_context(clear_state=True)
     @metrics.log_metrics
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, str]:
-        leg = lost_direct_leg(event)
-        outcome: str
-        if leg is not None:
-            logger.append_keys(task_id=leg.task_id, lost_leg=leg.reason)
-            outcome = settle_lost_direct_leg(store, leg.task_id, leg.reason)
-            metric = f"ReconciledLeg{outcome.capitalize()}"
-        else:
-            detail = event.get("detail") or {}
-            status = str(detail.get("status", ""))
-            task_id = str(detail.get("name", ""))
-            machine = str(detail.get("stateMachineArn", ""))
-            if not task_id:
-                return {"outcome": "ignored"}
-            if machine and machine != own_machine:
-                logger.append_keys(task_id=task_id, execution_status=status)
-                outcome = settle_workflow(detail, task_id, status)
-                metric = f"Workflow{outcome.capitalize()}"
-            else:
-                if status not in LOST:
-                    return {"outcome": "ignored"}
-                logger.append_keys(task_id=task_id, execution_status=status)
-                outcome = settle_lost_execution(store, task_id, status)
-                metric = f"Reconciled{outcome.capitalize()}"
-        metrics.add_metric(name=metric, unit=MetricUnit.Count, value=1)
+        found = lost_end(event, own_machine)
+        if found is None:
+            return {"outcome": "ignored"}
+        end, metric = found
+        logger.append_keys(task_id=end.task_id, run=end.run, end_status=end.status)
+        outcome = settle_lost(runs, end)
+        metrics.add_metric(name=f"{metric}{outcome.capitalize()}", unit=MetricUnit.Count, value=1)
         logger.info("reconciled", extra={"outcome": outcome})
         return {"outcome": outcome}
 

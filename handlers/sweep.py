@@ -1,10 +1,11 @@
 """Lambda entry point for stranded tasks, run on a schedule (template.yaml, `SweepSchedule`).
 
 A task whose start failed, and whose compensating write failed too, has no execution and no
-leg: nothing would end it before its TTL. Declared workflows' tasks included: their own
-execution is asked whether it ever started. Each run fails such tasks (`tasks.sweep`) and
-reports how many in metrics; a sweep that could not settle one raises, so the function's
-error alarm sees it, and the next scheduled run tries again.
+leg: nothing would end it before its TTL. Each such task's run is asked whether anything
+runs it (`tasks.runs`): a declared workflow's own execution, for one, whether it ever
+started. Each sweep fails such tasks (`tasks.sweep`) and reports how many in metrics; a sweep
+that could not settle one raises, so the function's error alarm sees it, and the next
+scheduled run tries again.
 """
 
 from __future__ import annotations
@@ -25,14 +26,18 @@ LambdaHandler = Callable[[dict[str, Any], Any], dict[str, int]]
 
 
 def make_handler(app: App) -> LambdaHandler:
-    store, runner, workflows = app.store, app.runner, app.workflows
+    store, runner, workflows, adapters = app.store, app.runner, app.workflows, app.run_adapters
     stranded_after_ms = app.settings.stranded_after_s * 1000
 
     @logger.inject_lambda_context(clear_state=True)
     @metrics.log_metrics
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
         swept = sweep_stranded(
-            store, runner, workflows=workflows, stranded_after_ms=stranded_after_ms
+            store,
+            runner,
+            workflows=workflows,
+            adapters=adapters,
+            stranded_after_ms=stranded_after_ms,
         )
         metrics.add_metric(name="SweptStranded", unit=MetricUnit.Count, value=len(swept.failed))
         logger.info("swept", extra={"candidates": swept.candidates, "failed": swept.failed})

@@ -125,6 +125,11 @@ def drive(url: str) -> int:
             env["MCP_TASKS_CLIENT_SECRET"] = context["client_secret"]
     extra = ["--client-metadata-url", CLIENT_METADATA_URL] if scenario == "auth/basic-cimd" else []
 
+    if scenario.startswith("auth/"):
+        # Sign in first, as mcp-tasks says to: --json (below) never opens a browser.
+        code, _ = mcp_tasks(url, "login", *extra, env=env)
+        if code != 0:
+            return code
     code, listed = mcp_tasks(url, "tools", "--json", *extra, env=env)
     if code != 0:
         return code

@@ -31,7 +31,8 @@
 Installs Node 22 (as the conformance runner does) and the pinned clients into `.tools/clients`
 (git-ignored), starts the embedded stack with the conformance tools on a free loopback port,
 then another serving the managed example, and fails if any check fails.
-Usage: `python scripts/interop.py`.
+Usage: `python scripts/interop.py` (`--install`: install the Node tools, conformance's too,
+and stop).
 """
 
 from __future__ import annotations
@@ -494,6 +495,8 @@ def driver_checks(
 def main() -> int:
     node, _ = ensure_suite()
     modules = ensure_clients()
+    if sys.argv[1:] == ["--install"]:  # `make node-tools`: installs only (conformance's too)
+        return 0
     os.environ["MCP_TASKS_TOOLS"] = "conformance"
     sys.path.insert(0, str(ROOT / "src"))
     from mcp_tasks_aws.local.stack import EmbeddedStack

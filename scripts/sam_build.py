@@ -1,16 +1,22 @@
 """`sam build` without Docker: the deployable artifacts in `.aws-sam/build`, checked.
 
-0. `sam validate --lint --region us-east-1` on template.yaml (cfn-lint; offline, no
-   credentials).
-1. SAM CLI lives in its own tool environment, `.tools/sam-venv` (git-ignored): it pins its own
-   boto3 and pydantic, which must not meet the project's.
+0. The tools first (`sam_tools`): the ToolsModule (`--tools-module`, what `make build
+   TOOLS=...` passes; else `ToolsModule` in samconfig.toml's parameter_overrides, what the
+   last deploy used; else $MCP_TASKS_TOOLS; else the template's default) is a module, a `.py`
+   file or a declaration, as `make run TOOLS=...` takes it. It is loaded and checked, and what
+   it references in the checkout is found, before anything is installed or built: a problem is
+   one line and a stop. A declaration's least-privilege parameters (`targets.iam`; also those
+   of declarations a tools module includes) are written to `.aws-sam/managed-parameters.json`.
+1. `sam validate --lint --region us-east-1` on template.yaml (cfn-lint; offline, no
+   credentials). SAM CLI lives in its own tool environment, `.tools/sam-venv` (git-ignored):
+   it pins its own boto3 and pydantic, which must not meet the project's.
 2. The function source is staged in `.aws-sam/stage` rather than built from the project root:
    `CodeUri: .` would copy `.tools` (node_modules, the SAM venv itself), tests and caches into
    every function. The stage holds `handlers/`, `mcp_tasks_aws/` (less the embedded stack,
-   `mcp_tasks_aws.local`) and a `requirements.txt` generated from pyproject's
-   `[project].dependencies` less boto3/botocore (the Lambda runtime provides them). The stage
-   template is `template.yaml` with `CodeUri` pointed at the staged code (and `DefinitionUri`
-   re-based so it still names infra/).
+   `mcp_tasks_aws.local`), the tools' files (only what they reference, `sam_tools`) and a
+   `requirements.txt` generated from pyproject's `[project].dependencies` less boto3/botocore
+   (the Lambda runtime provides them). The stage template is `template.yaml` with `CodeUri`
+   pointed at the staged code (and `DefinitionUri` re-based so it still names infra/).
 3. `sam build` (python3.12, arm64 wheels; pure-Python and manylinux wheels need no container),
    then the AWS SDK tree is pruned if a dependency pulled it in (RUNTIME_SDK_TREE; --keep-sdk
    keeps it), and checks: every function has `handlers/` and `mcp_tasks_aws/`, and none has
@@ -20,25 +26,16 @@
    without bytecode is compiled from source at every cold start; and a zip keeps file times to
    2 s, so timestamp-checked bytecode could be judged stale after unzipping. A deployed
    artifact never changes, so the source need not be rechecked.
-5. Import smoke test: a fresh Python 3.12 imports the three handlers from the build output,
-   with the environment Lambda gives them and the tools module the stack will serve (the
-   handlers import it at init), and the modules imported only on first use (the AEAD that
-   seals step results). Binary wheels in the build are for arm64, so the same versions for
-   this machine are laid over them (in `.aws-sam/smoke`), with boto3 as the runtime's
-   stand-in. The tools module is `--tools-module`, else `ToolsModule` in samconfig.toml's
-   parameter_overrides (what `sam deploy` will use), else $MCP_TASKS_TOOLS, else the
-   template's default.
+5. Import smoke test (`sam_smoke`): in each function's package, a fresh Python 3.12 imports
+   that function's handler (its `Handler` in template.yaml), with the environment Lambda
+   gives it and the ToolsModule (the handlers import it at init), and the modules imported
+   only on first use (the AEAD that seals step results).
 
-Managed tools: when the tools module is a declaration file (`ToolsModule=path/tools.yaml`),
-it is checked first (a problem is one line naming the file, the tool and the field, and the
-build stops), its folder is staged beside the code at the same relative path (the functions
-read it from their code root), and the least-privilege parameters it needs (`targets.iam`)
-are written to `.aws-sam/managed-parameters.json` and printed as `--parameter-overrides`.
+A successful build writes what it packaged to `.aws-sam/built-tools.json` (the ToolsModule
+and the Managed* parameters): `make deploy` (`scripts/sam_deploy.py`) deploys exactly that.
 
 Usage: `python scripts/sam_build.py [--skip-smoke] [--skip-validate] [--keep-sdk]
 [--tools-module MODULE]`.
-`make deploy` afterwards (`scripts/sam_deploy.py`) runs `sam deploy` on `.aws-sam/build` with
-this SAM CLI, guided the first time.
 """
 
 from __future__ import annotations
@@ -55,6 +52,11 @@ import sys
 import time
 import tomllib
 from pathlib import Path
+from typing import Any
+
+from sam_smoke import FORBIDDEN, smoke
+from sam_smoke import smoke_environment as smoke_environment  # bench/cold_start.py reads it here
+from sam_tools import Plan, ToolsError, is_declaration, plan, relative_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 SAM_VENV = ROOT / ".tools" / "sam-venv"
@@ -63,17 +65,15 @@ STAGE = ROOT / ".aws-sam" / "stage"
 BUILD = ROOT / ".aws-sam" / "build"
 SMOKE = ROOT / ".aws-sam" / "smoke"
 MANAGED_PARAMETERS = ROOT / ".aws-sam" / "managed-parameters.json"
+BUILT_TOOLS = ROOT / ".aws-sam" / "built-tools.json"
+"""What the last successful build packaged: its ToolsModule and Managed* parameters (what
+`make deploy` deploys unless told otherwise)."""
 RUNTIME_PROVIDED = {"boto3", "botocore"}
 # The AWS SDK and its dependencies, all in the Lambda Python runtime: when a dependency pulls
 # them in anyway (aws-xray-sdk requires botocore), they are pruned from the build, so the
 # package stays small and the runtime's SDK is the one used, as with boto3 itself.
 RUNTIME_SDK_TREE = {"boto3", "botocore", "s3transfer", "urllib3", "python-dateutil", "six"}
-# Top-level names that must never be in a function package (boto3/botocore: the runtime's).
-FORBIDDEN = ("moto", "mcp", "pytest", "_pytest", "boto3", "botocore")
 REQUIRED = ("handlers", "mcp_tasks_aws")
-HANDLERS = ("handlers.api", "handlers.worker", "handlers.reconcile", "handlers.ask")
-# Imported by the functions only on first use, so an import of the handlers does not reach them.
-LAZY_IMPORTS = ("cryptography.hazmat.primitives.ciphers.aead",)
 
 timings: dict[str, float] = {}
 
@@ -162,54 +162,65 @@ def copy_function_code(code: Path) -> None:
     )
 
 
-def is_declaration(tools_module: str) -> bool:
-    return tools_module.lower().endswith((".yaml", ".yml", ".json"))
-
-
 def check_declaration(tools_module: str) -> dict[str, list[str]]:
     """A declaration's least-privilege parameters; SystemExit with its one-line error."""
+    return declared_parameters([tools_module], tools_module)
+
+
+def declared_parameters(declarations: list[str], tools_module: str) -> dict[str, list[str]]:
+    """The Managed* parameters the declarations need together (all empty for none), written
+    to MANAGED_PARAMETERS and printed; SystemExit with a declaration's one-line error."""
     sys.path.insert(0, str(ROOT / "src"))
     from mcp_tasks_aws.targets.declaration import DeclarationError, load_declaration
-    from mcp_tasks_aws.targets.iam import managed_parameters, parameter_overrides
+    from mcp_tasks_aws.targets.iam import PARAMETERS, managed_parameters, parameter_overrides
 
-    try:
-        parameters = managed_parameters(load_declaration(tools_module, ROOT))
-    except DeclarationError as exc:
-        raise SystemExit(f"[sam_build] ToolsModule={tools_module}: {exc}") from None
+    merged: dict[str, set[str]] = {name: set() for name in PARAMETERS}
+    for declaration in declarations:
+        try:
+            found = managed_parameters(load_declaration(declaration, ROOT))
+        except DeclarationError as exc:
+            raise SystemExit(f"[sam_build] ToolsModule={tools_module}: {exc}") from None
+        for name, values in found.items():
+            merged[name].update(values)
+    parameters = {name: sorted(values) for name, values in merged.items()}
     MANAGED_PARAMETERS.parent.mkdir(parents=True, exist_ok=True)
     MANAGED_PARAMETERS.write_text(json.dumps(parameters, indent=1) + "\n")
-    overrides = " ".join(parameter_overrides(parameters))
-    log(f"managed tools: deploy with --parameter-overrides ToolsModule={tools_module} {overrides}")
+    if declarations:
+        overrides = " ".join(parameter_overrides(parameters))
+        log(f"managed tools: make deploy passes ToolsModule={tools_module} {overrides}")
     return parameters
 
 
-def stage_declaration(code: Path, tools_module: str) -> None:
-    """The declaration's folder (its OpenAPI documents beside it) at its relative path."""
-    folder = (ROOT / tools_module).resolve().parent
-    if not folder.is_relative_to(ROOT):
-        raise SystemExit(f"[sam_build] ToolsModule={tools_module}: keep it inside the project")
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(folder, code / folder.relative_to(ROOT), ignore=ignore, dirs_exist_ok=True)
+def tools_spec(tools_module: str) -> str:
+    """The ToolsModule as the deployed function resolves it (a path relative to the
+    checkout); SystemExit for a path outside it."""
+    try:
+        return relative_spec(tools_module, ROOT)
+    except ToolsError as exc:
+        raise SystemExit(f"[sam_build] ToolsModule={tools_module}: {exc}") from None
 
 
-def stage(tools_module: str = "") -> Path:
+def tools_plan(tools_module: str) -> Plan:
+    """What the ToolsModule brings into the package (`sam_tools`), checked before anything
+    is built: SystemExit with the one line that says what to do."""
+    try:
+        return plan(tools_module, ROOT)
+    except ToolsError as exc:
+        raise SystemExit(f"[sam_build] ToolsModule={tools_module}: {exc}") from None
+
+
+def stage(tools: Plan) -> Path:
+    """The stage: the project's function code, the tools' files (`sam_tools`: only what they
+    reference), requirements.txt, and the template pointed at them."""
     sys.path.insert(0, str(ROOT / "src"))
     from mcp_tasks_aws.local.template import load_template
 
     shutil.rmtree(STAGE, ignore_errors=True)
     code = STAGE / "function"
     copy_function_code(code)
-    if is_declaration(tools_module):
-        stage_declaration(code, tools_module)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    # The user's own tools modules live beside it under src/ (MCP_TASKS_TOOLS names them).
-    for entry in sorted((ROOT / "src").iterdir()):
-        if entry.name == "mcp_tasks_aws" or entry.name.endswith(".egg-info"):
-            continue
-        if entry.is_dir() and (entry / "__init__.py").exists():
-            shutil.copytree(entry, code / entry.name, ignore=ignore)
-        elif entry.suffix == ".py":
-            shutil.copy2(entry, code / entry.name)
+    packaged = tools.stage(code)
+    if packaged:
+        log(f"packaged for ToolsModule={tools.spec}: {', '.join(map(str, packaged))}")
     header = "# Generated by scripts/sam_build.py from pyproject.toml (boto3: Lambda runtime)."
     (code / "requirements.txt").write_text("\n".join([header, *runtime_requirements()]) + "\n")
 
@@ -231,9 +242,36 @@ def stage(tools_module: str = "") -> Path:
     return staged
 
 
-def functions_in(template: Path) -> list[str]:
-    data = json.loads(template.read_text())
-    return [k for k, v in data["Resources"].items() if v["Type"] == "AWS::Serverless::Function"]
+def functions_in(template: Path) -> dict[str, list[str]]:
+    """Every function of the staged template and the handlers it may run (`handler_names`)."""
+    return function_handlers(json.loads(template.read_text()), template.parent / "function")
+
+
+# What a shell handler (the STREAMING door's handlers/run.sh) serves: `uvicorn MODULE:APP`.
+_SERVED = re.compile(r"\buvicorn\s+(?:[^\n]*?\s)?([A-Za-z_][\w.]*):([A-Za-z_]\w*)")
+
+
+def function_handlers(template: dict[str, Any], code: Path) -> dict[str, list[str]]:
+    """Each function's handlers as `module.attribute`, from its `Handler`: both branches of an
+    `Fn::If` (a parameter picks one at deploy time, so the build serves both), and for a shell
+    script in the code (`handlers/run.sh`) the ASGI app it starts with uvicorn."""
+    default = template.get("Globals", {}).get("Function", {}).get("Handler")
+
+    def names(handler: Any) -> list[str]:
+        if isinstance(handler, dict) and "Fn::If" in handler:
+            return [name for branch in handler["Fn::If"][1:] for name in names(branch)]
+        if isinstance(handler, str) and handler.endswith(".sh"):
+            served = _SERVED.search((code / handler).read_text())
+            if served is None:
+                raise SystemExit(f"{handler}: no `uvicorn MODULE:APP` in it to smoke-test")
+            return [f"{served.group(1)}.{served.group(2)}"]
+        return [str(handler)]
+
+    return {
+        logical: names(spec["Properties"].get("Handler", default))
+        for logical, spec in template["Resources"].items()
+        if spec["Type"] == "AWS::Serverless::Function"
+    }
 
 
 def normalized(name: str) -> str:
@@ -328,40 +366,25 @@ def uncompiled(package: Path, roots: tuple[str, ...], tag: str) -> list[Path]:
     return missing
 
 
-def binary_distributions(package: Path) -> list[str]:
-    """`name==version` of every wheel in `package` that is not pure Python."""
-    pins = []
-    for wheel in package.glob("*.dist-info/WHEEL"):
-        if "Root-Is-Purelib: true" in wheel.read_text():
-            continue
-        metadata = (wheel.parent / "METADATA").read_text().splitlines()
-        fields = dict(line.split(": ", 1) for line in metadata if ": " in line)
-        pins.append(f"{fields['Name']}=={fields['Version']}")
-    return sorted(pins)
-
-
-SMOKE_CHILD = """
-import importlib, importlib.util, json, sys
-overlay, package, handlers, forbidden, lazy = sys.argv[1:6]
-sys.path[:0] = [overlay, package]
-for name in json.loads(forbidden):
-    spec = importlib.util.find_spec(name)
-    if spec is not None and (spec.origin or "").startswith(package):
-        raise SystemExit(f"{name} is in the package")
-for name in json.loads(handlers):
-    module = importlib.import_module(name)
-    assert callable(module.handler), name
-    print("imported", name, "from", module.__file__)
-for name in json.loads(lazy):
-    importlib.import_module(name)
-    print("imported", name, "(used on first use)")
-"""
-
-
 def template_default(parameter: str) -> str:
     from mcp_tasks_aws.local.template import load_template
 
     return str(load_template(ROOT / "template.yaml")["Parameters"][parameter]["Default"])
+
+
+def parameter_overrides_of(raw: Any) -> dict[str, str]:
+    """samconfig.toml's `parameter_overrides` as a dict, in any of its spellings: a table (what
+    `sam deploy --save-params` writes), a list, or a string of `Name="value"` items."""
+    if isinstance(raw, dict):
+        return {str(name): str(value) for name, value in raw.items()}
+    items = raw if isinstance(raw, list) else shlex.split(str(raw or ""))
+    parsed: dict[str, str] = {}
+    for item in items:
+        name, separator, value = str(item).partition("=")
+        if not separator or not name:
+            raise ValueError(f"{item!r} is not Name=value")
+        parsed[name] = value.strip('"')
+    return parsed
 
 
 def configured_tools_module(given: str | None, root: Path = ROOT) -> str:
@@ -377,106 +400,24 @@ def configured_tools_module(given: str | None, root: Path = ROOT) -> str:
             overrides = (
                 environment.get("deploy", {}).get("parameters", {}).get("parameter_overrides", "")
             )
-            items = overrides if isinstance(overrides, list) else shlex.split(str(overrides))
-            for item in items:
-                name, _, value = str(item).partition("=")
-                if name == "ToolsModule" and value:
-                    return value.strip('"')
+            tools_module = parameter_overrides_of(overrides).get("ToolsModule")
+            if tools_module:
+                return tools_module
     return os.environ.get("MCP_TASKS_TOOLS") or template_default("ToolsModule")
 
 
-def smoke_environment(package: Path, tools_module: str) -> dict[str, str]:
-    """What Lambda gives the functions, as the template sets it (no AWS call is made)."""
-    return {
-        "PATH": os.environ["PATH"],
-        "HOME": str(SMOKE),
-        "AWS_REGION": "us-east-1",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        # What Lambda sets: Powertools turns tracing on inside Lambda.
-        "AWS_LAMBDA_FUNCTION_NAME": "smoke",
-        "AWS_EXECUTION_ENV": "AWS_Lambda_python3.12",
-        "LAMBDA_TASK_ROOT": str(package),
-        "MCP_TASKS_TOOLS": tools_module,
-        "MCP_TASKS_TABLE": "smoke-table",
-        "MCP_TASKS_STATE_MACHINE_ARN": "arn:aws:states:us-east-1:123456789012:stateMachine:s-tasks",
-        "MCP_TASKS_RESULT_BUCKET": "smoke-bucket",
-        "MCP_TASKS_DEFAULT_TTL_MS": "86400000",
-        "MCP_TASKS_STATE_SECRET_ARN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:s",
-        "MCP_TASKS_DEPLOYMENT_ID": "arn:aws:cloudformation:us-east-1:123456789012:stack/s/1",
-        "POWERTOOLS_SERVICE_NAME": "mcp-tasks-aws",
-        "POWERTOOLS_METRICS_NAMESPACE": "McpTasksAws",
-        "PYDANTIC_DISABLE_PLUGINS": "__all__",
-    }
-
-
-# The last line of a traceback ending in a tool definition the server refuses at startup.
-_DEFINITION_ERROR = re.compile(r"^(?:[\w.]+\.)?(ToolDefinitionError|ToolsModuleError): (.+)$")
-
-
-def definition_error(stderr: str) -> str | None:
-    """`ToolDefinitionError: …` when a handler import failed on the tools module's definitions
-    (or on MCP_TASKS_TOOLS naming nothing), else None."""
-    lines = [line for line in stderr.strip().splitlines() if line.strip()]
-    found = _DEFINITION_ERROR.match(lines[-1]) if lines else None
-    return f"{found.group(1)}: {found.group(2)}" if found else None
-
-
-def smoke(py312: Path, functions: list[str], tools_module: str) -> None:
-    started = time.monotonic()
-    package = BUILD / functions[0]
-    pins = [*binary_distributions(package), "boto3"]
-    stamp = SMOKE / ".pins"
-    if not (stamp.exists() and stamp.read_text() == "\n".join(pins)):
-        shutil.rmtree(SMOKE, ignore_errors=True)
-        run(
-            [
-                *(str(py312), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"),
-                *("--target", str(SMOKE), "--only-binary", ":all:", *pins),
-            ]
-        )
-        stamp.write_text("\n".join(pins))
-    env = smoke_environment(package, tools_module)
-    log(f"smoke test with ToolsModule={tools_module}")
-    for logical in functions:
-        child = subprocess.run(
-            [
-                *(str(py312), "-I", "-c", SMOKE_CHILD, str(SMOKE), str(BUILD / logical)),
-                *(json.dumps(HANDLERS), json.dumps(FORBIDDEN), json.dumps(LAZY_IMPORTS)),
-            ],
-            env=env,
-            cwd=BUILD / logical,  # Lambda runs a function in its code root
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        print(child.stdout, end="")
-        if child.returncode != 0:
-            definition = definition_error(child.stderr)
-            if definition is not None and not os.environ.get("MCP_TASKS_DEBUG"):
-                # What to change, in the tools module's own words (MCP_TASKS_DEBUG=1: traceback).
-                raise SystemExit(f"[sam_build] ToolsModule={tools_module}: {definition}")
-            print(child.stderr, end="", file=sys.stderr)
-            hint = ""
-            if "MCP_TASKS_TOOLS=" in child.stderr:
-                hint = (
-                    f" (ToolsModule={tools_module}: put the module under src/, or pass "
-                    "--tools-module)"
-                )
-            elif "No module named 'aws_xray_sdk'" in child.stderr:
-                hint = (
-                    " (Tracing=Active imports the X-Ray SDK: the runtime dependencies need "
-                    "aws-lambda-powertools[tracer])"
-                )
-            raise SystemExit(f"{logical}: the handlers do not import from the build{hint}")
-    timed("import smoke test", started)
+def remember_built(tools_module: str, parameters: dict[str, list[str]]) -> None:
+    """What this build packaged, for `make deploy` (BUILT_TOOLS)."""
+    built = {"ToolsModule": tools_module, "parameters": parameters}
+    BUILT_TOOLS.write_text(json.dumps(built, indent=1) + "\n")
 
 
 def built_line(functions: list[str], root: Path = ROOT) -> str:
     """The build's last line, naming the next step."""
     first_time = not (root / "samconfig.toml").exists()
-    step = "make deploy (guided the first time)" if first_time else "make deploy"
+    step = "make deploy"
+    if first_time:
+        step += " (stack mcp-tasks; STACK=..., REGION=..., PARAMS=... or GUIDED=1 to choose)"
     return f"built {', '.join(functions)} into {BUILD.relative_to(ROOT)}; next: {step}"
 
 
@@ -494,9 +435,15 @@ def main() -> None:
     args = parser.parse_args()
     total = time.monotonic()
 
-    tools_module = configured_tools_module(args.tools_module)
+    # The tools are checked first: a problem is one line and a stop, before anything is built.
+    tools_module = tools_spec(configured_tools_module(args.tools_module))
     if is_declaration(tools_module):
-        check_declaration(tools_module)  # one line and a stop, before anything is built
+        parameters = check_declaration(tools_module)
+        tools = tools_plan(tools_module)
+    else:
+        tools = tools_plan(tools_module)
+        included = [str(path.relative_to(ROOT.resolve())) for path in tools.declarations]
+        parameters = declared_parameters(included, tools_module)
     py312 = python312()
     env = tool_env(py312)
     sam = ensure_sam(py312)
@@ -509,7 +456,7 @@ def main() -> None:
         timed("sam validate --lint", started)
 
     started = time.monotonic()
-    template = stage(tools_module)
+    template = stage(tools)
     functions = functions_in(template)
     shutil.rmtree(BUILD, ignore_errors=True)
     run(
@@ -526,14 +473,15 @@ def main() -> None:
     )
     timed("sam build", started)
     if not args.keep_sdk:
-        prune_runtime_sdk(functions)
-    check_build(functions)
-    precompile(py312, functions)
+        prune_runtime_sdk(list(functions))
+    check_build(list(functions))
+    precompile(py312, list(functions))
 
     if not args.skip_smoke:
-        smoke(py312, functions, tools_module)
+        smoke(py312, BUILD, SMOKE, functions, tools_module)
+    remember_built(tools_module, parameters)
     timed("total", total)
-    log(built_line(functions))
+    log(built_line(list(functions)))
 
 
 if __name__ == "__main__":

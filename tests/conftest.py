@@ -20,6 +20,7 @@ from mcp_tasks_aws.protocol.request_state import RequestStateCodec
 from mcp_tasks_aws.protocol.transport import HttpTransport
 from mcp_tasks_aws.server.methods import SUPPORTED_VERSIONS, McpServer
 from mcp_tasks_aws.tools.registry import ToolSet
+from support import tiers
 from support.local_aws import template_resources
 from support.mcp import SECRET, McpClient, conformance_settings
 
@@ -77,3 +78,19 @@ def dynamodb(local_aws: LocalAws) -> Any:
 @pytest.fixture(scope="module")
 def dynamo_store(local_aws: LocalAws, dynamodb: Any) -> DynamoTaskStore:
     return DynamoTaskStore(dynamodb, local_aws.table_name)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with its tiers, read from what it uses (support.tiers)."""
+    tiers.mark(items)
+
+
+GUARD = tiers.Guard()
+GUARD.install()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[object]:
+    """While a test runs, what it starts must match its tiers (support.tiers.Guard)."""
+    with GUARD.running_test(item):
+        return (yield)

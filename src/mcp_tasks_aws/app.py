@@ -135,6 +135,13 @@ class App:
         return cast("Workflows", MadeOnFirstUse(make))
 
     @cached_property
+    def run_adapters(self) -> dict[str, Any]:
+        """The ports of runs beyond the task state machine, direct legs and declared
+        workflows, by run name (`tasks.runs.base.RunPorts.adapters`): none yet. A new run's
+        adapter is made here, on first use like the others."""
+        return {}
+
+    @cached_property
     def door_keys(self) -> DoorKeys:
         """Declared workflows' per-task capabilities, from the state secrets (read on first
         use: a server that starts no workflow never reads it for them)."""
@@ -183,6 +190,7 @@ class App:
             results=self.results,
             workflows=self.workflows,
             door_keys=self.door_keys,
+            run_adapters=self.run_adapters,
             default_ttl_ms=self.settings.default_ttl_ms,
             max_ttl_ms=self.settings.max_ttl_ms,
             default_poll_interval_ms=self.settings.poll_interval_ms,

@@ -1,38 +1,16 @@
 """Settings read from the environment, and loading the configured tools module.
 
-The deployed functions and the embedded stack read the same variables:
-
-| variable | meaning | default |
-| --- | --- | --- |
-| `MCP_TASKS_TOOLS` | tools module (`package.module[:attribute]`) or declaration file | `demo` |
-| `MCP_TASKS_STATE_SECRET_ARN` | Secrets Manager secret signing `requestState` (deployed) | unset |
-| `MCP_TASKS_STATE_SECRET` | that secret's value, 32+ bytes (embedded stack, tests) | unset |
-| `MCP_TASKS_DEPLOYMENT_ID` | binds `requestState` to one deployment (the stack id) | empty |
-| `MCP_TASKS_ALLOWED_ORIGINS` | comma-separated Origin allow-list (DNS rebinding) | none |
-| `MCP_TASKS_MAX_BODY_BYTES` | largest accepted request body | 1 MiB |
-| `MCP_TASKS_PAGE_SIZE` | tools/prompts per `*/list` page | 50 |
-| `MCP_TASKS_LIST_TTL_MS` | how long clients may cache list/discover results | 60000 |
-| `MCP_TASKS_TABLE` | DynamoDB task table (unset: no tasks, inline tools only) | unset |
-| `MCP_TASKS_STATE_MACHINE_ARN` | Step Functions state machine that runs task legs | unset |
-| `MCP_TASKS_RESULT_BUCKET` | S3 bucket for results over the item budget | unset |
-| `MCP_TASKS_DEFAULT_TTL_MS` | task retention from creation (`none`: unlimited) | 86400000 |
-| `MCP_TASKS_MAX_TTL_MS` | longest retention any task gets (`none`: no cap) | 2592000000 |
-| `MCP_TASKS_POLL_INTERVAL_MS` | suggested `tasks/get` interval for a new task | 500 |
-| `MCP_TASKS_MAX_POLL_INTERVAL_MS` | longest suggested interval, as a task ages | 10000 |
-| `MCP_TASKS_WORKER_FUNCTION` | worker to invoke for direct first legs (unset: none) | unset |
-| `MCP_TASKS_LISTEN_WINDOW_MS` | longest `subscriptions/listen` window (< API timeout) | 20000 |
-| `MCP_TASKS_LISTEN_POLL_MS` | how often a listen window reads the store | 500 |
-| `MCP_TASKS_SESSION_TTL_S` | lifetime of a 2025-11-25 session (`Mcp-Session-Id`) | 86400 |
-| `MCP_TASKS_HANDLES` | task handles for clients without tasks (`on`/`off`) | on |
-| `MCP_TASKS_HANDLE_PREFIX` | prefix of the handle tools' names (`task_status`, ...) | none |
-| `MCP_TASKS_INLINE_BUDGET_MS` | how long one inline answer may take (see handles) | 20000 |
-| `MCP_TASKS_STRANDED_AFTER_S` | idle time after which the sweeper fails a task nothing ran | 1800 |
+The deployed functions and the embedded stack read the same variables, `MCP_TASKS_*`: the
+table of every one of them, its meaning and its default, is docs/configuration.md (one
+place; tests/documentation/test_configuration_page.py holds it to what this module and
+`edge.auth_settings` read). `Settings.from_env` below is the code of that table.
 
 Handles (`server.handles`): a client without tasks gets an ordinary result naming the task
 of a task-only tool, or of an optional one whose `expected_seconds` exceed the inline budget;
 `task_status` waits at most that budget.
 
-A declaration file (`*.yaml`, `*.yml`, `*.json`) serves managed tools (see `targets`).
+`MCP_TASKS_TOOLS` names a module, a `.py` file or a declaration file (`*.yaml`, `*.yml`,
+`*.json`: managed tools, see `targets`); `load_toolset` loads each.
 One of the two secret variables is required; the ARN wins when both are set. The template gives
 the deployed API function only the ARN: the value is read from Secrets Manager on first use.
 
@@ -45,7 +23,10 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
 
 from mcp_tasks_aws.edge.auth_settings import AuthSettings
 from mcp_tasks_aws.tools.registry import ToolSet
@@ -140,15 +121,96 @@ class ToolsModuleError(RuntimeError):
 
 
 _HOW = (
-    "set MCP_TASKS_TOOLS to package.module, package.module:attribute or a declaration file "
-    "(.yaml, .yml, .json)"
+    "set MCP_TASKS_TOOLS to a module (package.module[:attribute]), a .py file "
+    "(path/to/file.py[:attribute]) or a declaration file (.yaml, .yml, .json)"
 )
+
+
+def is_tools_file(spec: str) -> bool:
+    """Whether MCP_TASKS_TOOLS names a `.py` file (a path) rather than a module."""
+    location = spec.partition(":")[0]
+    return location.endswith(".py") or "/" in location or "\\" in location
+
+
+def tools_module_name(spec: str) -> str:
+    """The module MCP_TASKS_TOOLS names: `demo` -> the built-in module, `path/to/file.py` ->
+    the name it is imported under (see `import_tools_file`)."""
+    if is_tools_file(spec):
+        return file_module(Path(spec.partition(":")[0]))[0]
+    return BUILTIN_TOOL_MODULES.get(spec, spec).partition(":")[0]
+
+
+def file_module(path: Path) -> tuple[str, Path]:
+    """The module name a `.py` file is imported under, and the folder that goes on sys.path.
+
+    As Python runs a script: a file is a top-level module of its own folder, so a module
+    beside it imports by its plain name. A file inside a package (an `__init__.py` beside it)
+    is that package's module, the package imported from the folder above it.
+    """
+    path = path if path.is_absolute() else Path.cwd() / path
+    parts = [] if path.name == "__init__.py" else [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts), folder
+
+
+def import_tools_file(path: Path, what: str) -> ModuleType:
+    """Import the `.py` file at `path` (relative to the current directory) as `file_module`
+    names it; ToolsModuleError, in one line starting with `what`, if it cannot be."""
+    import importlib.util
+
+    path = path if path.is_absolute() else Path.cwd() / path
+    if path.suffix != ".py":
+        raise ToolsModuleError(f"{what}: name a .py file, a module or a declaration ({_HOW})")
+    if not path.is_file():
+        raise ToolsModuleError(f"{what}: no such file ({path})")
+    name, folder = file_module(path)
+    if not all(part.isidentifier() for part in name.split(".")):
+        raise ToolsModuleError(
+            f"{what}: {name!r} cannot be a module name: rename the file (letters, digits, _)"
+        )
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))  # its neighbours import by their plain names
+    loaded = sys.modules.get(name)
+    if loaded is not None and _same_file(loaded, path):
+        return loaded
+    if "." in name or path.name == "__init__.py":  # a package or its module, from `folder`
+        module = importlib.import_module(name)
+        if not _same_file(module, path):
+            raise ToolsModuleError(
+                f"{what}: {name} is already imported from {getattr(module, '__file__', '?')}: "
+                "rename the package"
+            )
+        return module
+    # A top-level module of its own folder: this very file, even if another folder holds a
+    # module of the same name that was imported before.
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ToolsModuleError(f"{what}: cannot be imported ({path})")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def _same_file(module: ModuleType, path: Path) -> bool:
+    file = getattr(module, "__file__", None)
+    return file is not None and Path(file).resolve() == path.resolve()
 
 
 def load_toolset(spec: str) -> ToolSet:
     """Import the tools module named by `spec` and return its `ToolSet`; or load the
-    declaration file it names (`*.yaml`, `*.yml`, `*.json`: managed tools, see `targets`),
-    relative to the current directory (the function's code root when deployed)."""
+    declaration file it names (`*.yaml`, `*.yml`, `*.json`: managed tools, see `targets`).
+
+    Paths (a declaration, a `.py` file) are relative to the current directory (the function's
+    code root when deployed, where `make build` puts them at the same relative path); a
+    module name is imported as Python imports it (the current directory on sys.path)."""
     if spec.lower().endswith(DECLARATION_SUFFIXES):
         # Loaded only for a declaration: a tools module's cold start never imports targets.
         from mcp_tasks_aws.targets.declaration import DeclarationError
@@ -158,24 +220,23 @@ def load_toolset(spec: str) -> ToolSet:
             return declared_tools(spec)
         except DeclarationError as exc:
             raise ToolsModuleError(str(exc)) from None
-    module_name, _, attribute = BUILTIN_TOOL_MODULES.get(spec, spec).partition(":")
-    if "/" in module_name or "\\" in module_name or module_name.endswith(".py"):
-        suggestion = module_name.removesuffix(".py").replace("\\", "/").strip("./")
-        raise ToolsModuleError(
-            f"MCP_TASKS_TOOLS={spec!r} is a path; give the module name instead "
-            f"(such as {suggestion.replace('/', '.')!r}), importable from the current directory"
-        )
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        # Only the module itself (or its package) missing is a typo; a module that exists but
-        # imports something missing raises as it is, with its own traceback.
-        if exc.name is None or not (module_name + ".").startswith(exc.name + "."):
-            raise
-        raise ToolsModuleError(
-            f"MCP_TASKS_TOOLS={spec!r}: no module named {exc.name!r} "
-            f"(the built-in ones are {', '.join(sorted(BUILTIN_TOOL_MODULES))}; {_HOW})"
-        ) from None
+    if is_tools_file(spec):
+        location, _, attribute = spec.partition(":")
+        module = import_tools_file(Path(location), f"MCP_TASKS_TOOLS={spec!r}")
+        module_name = module.__name__
+    else:
+        module_name, _, attribute = BUILTIN_TOOL_MODULES.get(spec, spec).partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            # Only the module itself (or its package) missing is a typo; a module that exists
+            # but imports something missing raises as it is, with its own traceback.
+            if exc.name is None or not (module_name + ".").startswith(exc.name + "."):
+                raise
+            raise ToolsModuleError(
+                f"MCP_TASKS_TOOLS={spec!r}: no module named {exc.name!r} "
+                f"(the built-in ones are {', '.join(sorted(BUILTIN_TOOL_MODULES))}; {_HOW})"
+            ) from None
     toolset = getattr(module, attribute or "tools", None)
     if not isinstance(toolset, ToolSet):
         raise ToolsModuleError(

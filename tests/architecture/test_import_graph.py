@@ -1,34 +1,32 @@
-"""The house's shape, read from the imports of `src/`: what the domain may not reach, and no cycle.
+"""The house's shape, read from the imports of `src/`: who may import whom, and no cycle.
 
-Every import counts, wherever it stands (module level, inside a function, under
-`TYPE_CHECKING`): a lazy import is still an arrow a reader must follow. A package is a folder
-(`server`, `server.legacy`, `client.cli`, …); a module at the top (`app`, `config`) is its own
-node, and so is the package root (`mcp_tasks_aws/__init__.py`, which re-exports the tool API).
+Who may import whom is data: `boundaries.toml` beside this file, the design's boundary table
+(docs/architecture.md), one entry per package. Every import counts, wherever it stands (module
+level, inside a function, under `TYPE_CHECKING`): a lazy import is still an arrow a reader must
+follow. A package is a folder (`server`, `server.legacy`, `client.cli`, …); a module at the top
+(`app`, `config`) is its own node, and so is the package root (`mcp_tasks_aws/__init__.py`,
+which re-exports the tool API).
 """
 
 from __future__ import annotations
 
 import ast
+import tomllib
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 ROOT = "mcp_tasks_aws"
+BOUNDARIES = Path(__file__).with_name("boundaries.toml")
 
-DOMAIN_MAY_NOT_IMPORT = (
-    "mcp_tasks_aws.server",
-    "mcp_tasks_aws.aws",
-    "mcp_tasks_aws.protocol.models",
-    "mcp_tasks_aws.protocol.transport",
-    "mcp_tasks_aws.protocol.legacy",
-    "mcp_tasks_aws.edge",
-    "mcp_tasks_aws.local",
-    "mcp_tasks_aws.client",
-    "mcp_tasks_aws.app",
-)
-"""The domain (`tasks/`) owns its ports; it never reaches the server, wire models or adapters."""
+DOMAIN = ("tasks", "tasks.runs")
+DOMAIN_NEVER = ("server", "aws", "edge", "local", "client", "app", "config")
+WIRE_MODELS = ("protocol.models", "protocol.transport", "protocol.legacy")
+"""The domain (`tasks/`, its runs included) owns its ports; it never reaches the server, wire
+models or adapters, whatever else the table says."""
 
 
 def module_name(path: Path) -> str:
@@ -123,20 +121,97 @@ def cycles(arrows: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_the_domain_imports_no_server_wire_model_or_adapter() -> None:
-    arrows = graph()
-    offending = sorted(
-        f"{source} -> {target}"
-        for source, targets in arrows.items()
-        if source == f"{ROOT}.tasks" or source.startswith(f"{ROOT}.tasks.")
-        for target in targets
-        if any(target == bad or target.startswith(bad + ".") for bad in DOMAIN_MAY_NOT_IMPORT)
-    )
-    assert offending == []
+def table() -> dict[str, dict[str, Any]]:
+    """The boundary table, keyed by dotted package name under the root ("" is the root)."""
+    packages: dict[str, dict[str, Any]] = tomllib.loads(BOUNDARIES.read_text())["packages"]
+    return packages
+
+
+def dotted(name: str) -> str:
+    """The full module name of a table name ("" is the root package)."""
+    return f"{ROOT}.{name}" if name else ROOT
+
+
+def within(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def forbidden_arrows(arrows: dict[str, set[str]], packages: dict[str, dict[str, Any]]) -> list[str]:
+    """Every arrow of `arrows` (module -> modules) the table does not allow."""
+    offending = []
+    for source, targets in arrows.items():
+        here = node_of(source).removeprefix(ROOT).removeprefix(".")
+        rules = packages[here]
+        allowed = {dotted(here), *map(dotted, rules["may_import"])}
+        never = [dotted(prefix) for prefix in rules.get("never", [])]
+        for target in sorted(targets):
+            permitted = node_of(target) in allowed or any(within(target, a) for a in allowed)
+            if not permitted or any(within(target, bad) for bad in never):
+                offending.append(f"{source} -> {target}")
+    return sorted(offending)
+
+
+def test_every_package_has_a_row_in_the_table() -> None:
+    packages = {node_of(module).removeprefix(ROOT).removeprefix(".") for module in MODULES}
+    assert set(table()) == packages
+
+
+def test_every_import_is_one_the_table_allows() -> None:
+    assert forbidden_arrows(graph(), table()) == []
+
+
+def test_the_table_keeps_the_domain_off_the_server_adapters_and_wire_models() -> None:
+    packages = table()
+    for name in DOMAIN:
+        rules = packages[name]
+        reached = [p for p in rules["may_import"] if any(within(p, bad) for bad in DOMAIN_NEVER)]
+        assert reached == [], name
+        assert set(WIRE_MODELS) <= set(rules.get("never", [])), name
+
+
+def test_the_table_is_enforced() -> None:
+    """An arrow the table does not allow is found, and so is one to a module it forbids."""
+    packages = table()
+    sneaky = {
+        f"{ROOT}.tasks.runs.legs": {f"{ROOT}.aws.stepfunctions"},
+        f"{ROOT}.tasks.service": {f"{ROOT}.protocol.models", f"{ROOT}.protocol.errors"},
+        f"{ROOT}.aws.dynamodb": {f"{ROOT}.tasks.model"},
+        f"{ROOT}.edge.streaming": {f"{ROOT}.server.live", f"{ROOT}.server.methods"},
+    }
+    assert forbidden_arrows(sneaky, packages) == [
+        f"{ROOT}.edge.streaming -> {ROOT}.server.methods",
+        f"{ROOT}.tasks.runs.legs -> {ROOT}.aws.stepfunctions",
+        f"{ROOT}.tasks.service -> {ROOT}.protocol.models",
+    ]
+
+
+def rooms_merged(packages: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The package graph with each room (`room_of` in the table) one node with its house."""
+    house = {
+        dotted(name): dotted(rules["room_of"])
+        for name, rules in table().items()
+        if "room_of" in rules
+    }
+    merged: dict[str, set[str]] = defaultdict(set)
+    for source, targets in packages.items():
+        merged[house.get(source, source)] |= {house.get(t, t) for t in targets}
+    for node, targets in merged.items():
+        targets.discard(node)
+    return merged
 
 
 def test_no_cycle_between_packages() -> None:
-    assert cycles(package_graph()) == []
+    assert cycles(rooms_merged(package_graph())) == []
+
+
+def test_a_room_counts_with_its_house_and_nothing_else_does() -> None:
+    arrows = {f"{ROOT}.tasks": {f"{ROOT}.tasks.runs"}, f"{ROOT}.tasks.runs": {f"{ROOT}.tasks"}}
+    assert cycles(rooms_merged(arrows)) == []
+    arrows = {
+        f"{ROOT}.server": {f"{ROOT}.server.legacy"},
+        f"{ROOT}.server.legacy": {f"{ROOT}.server"},
+    }
+    assert cycles(rooms_merged(arrows)) == [[f"{ROOT}.server", f"{ROOT}.server.legacy"]]
 
 
 def test_no_cycle_between_modules() -> None:

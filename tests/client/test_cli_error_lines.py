@@ -143,8 +143,20 @@ def _stub_url(stub: Any, path: str = "/mcp") -> str:
             "the server answered HTTP 200 (text/html) at /mcp, which is not MCP: is {url} an MCP "
             "endpoint? (the MCP endpoint is usually /mcp)",
         ),
+        (
+            (500, "application/json", b'{"message":"Internal Server Error"}'),
+            "the server failed: HTTP 500 Internal Server Error at /mcp; the fault is on the "
+            "server's side, not in this request: its log says why (make run's terminal; "
+            "deployed, the API function's log)",
+        ),
+        (
+            (503, "application/json", b'{"message":"Service Unavailable"}'),
+            "the server failed: HTTP 503 Service Unavailable at /mcp; the fault is on the "
+            "server's side, not in this request: its log says why (make run's terminal; "
+            "deployed, the API function's log)",
+        ),
     ],
-    ids=["401", "403", "not-mcp"],
+    ids=["401", "403", "not-mcp", "500", "503"],
 )
 def test_a_refused_token_is_told_apart_from_a_server_that_is_not_mcp(
     stub: Any, answer: tuple[int, str, bytes], says: str, capsys: pytest.CaptureFixture[str]

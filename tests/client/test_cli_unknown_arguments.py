@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_tasks_aws.client.cli.forms import unknown_argument_warning
+from mcp_tasks_aws.client.cli.forms import ArgumentError, parse_arguments, unknown_argument_warning
 from mcp_tasks_aws.client.cli.main import main
 
 SCHEMA = {"type": "object", "properties": {"values": {}, "height": {}}}
@@ -38,3 +38,41 @@ def test_nothing_is_said_when_the_schema_allows_other_names(extra: object) -> No
 
 def test_nothing_is_said_of_known_arguments() -> None:
     assert unknown_argument_warning("sparkline", {"height": 1}, SCHEMA) is None
+
+
+REQUIRED = {"type": "object", "properties": {"name": {}, "greeting": {}}, "required": ["name"]}
+
+
+def test_a_misspelt_required_argument_is_named_as_the_likely_typo() -> None:
+    # `greet nmae=Ada`: the required `name` is missing because `nmae` was typed for it
+    with pytest.raises(ArgumentError) as refused:
+        parse_arguments(["nmae=Ada"], REQUIRED)
+    assert str(refused.value) == (
+        "missing required argument(s): name; unknown argument 'nmae': did you mean 'name'?"
+    )
+
+
+def test_a_missing_argument_with_an_unrelated_unknown_one_names_both() -> None:
+    with pytest.raises(ArgumentError) as refused:
+        parse_arguments(["colour=red"], REQUIRED)
+    assert str(refused.value) == (
+        "missing required argument(s): name; unknown argument 'colour' (the tool takes: "
+        "name, greeting)"
+    )
+
+
+def test_only_missing_says_only_that() -> None:
+    with pytest.raises(ArgumentError) as refused:
+        parse_arguments(["greeting=hi"], REQUIRED)
+    assert str(refused.value) == "missing required argument(s): name"
+
+
+def test_the_cli_says_did_you_mean_for_a_missing_required_argument(
+    stack_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["call", stack_url, "confirm_delete", "filenme=x.txt"])
+    assert capsys.readouterr().err.splitlines() == [
+        "error: confirm_delete: missing required argument(s): filename; unknown argument "
+        "'filenme': did you mean 'filename'?"
+    ]
+    assert code == 2

@@ -50,15 +50,24 @@ LISTEN, GET = "subscriptions/listen", "tasks/get"
 
 
 class PacedWorker:
-    """The worker function, each leg started `delay` seconds late (0 unless a test sets it)."""
+    """The worker function, each leg started `delay` seconds late (0 unless a test sets it),
+    and a task's legs held until `hold(task_id)` says go (at most HOLD_LIMIT_S)."""
+
+    HOLD_LIMIT_S = 60.0
 
     def __init__(self, stack: EmbeddedStack) -> None:
         self.stack = stack
         self.delay = 0.0
+        self.hold: Callable[[str], bool] | None = None
+        """False while the task's leg must not start yet (None: no task is held)."""
 
     def __call__(self, event: dict[str, Any], context: Any) -> Any:
         if self.delay:
             time.sleep(self.delay)
+        hold, task_id = self.hold, str(event.get("taskId"))
+        deadline = time.monotonic() + self.HOLD_LIMIT_S
+        while hold is not None and not hold(task_id) and time.monotonic() < deadline:
+            time.sleep(0.02)
         return self.stack.worker_handler(event, context)
 
 
@@ -325,35 +334,37 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
         input="",
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=60,  # a bound on a hang: the CLI may wait for a core under `make test`
         env=environment,
         check=False,
     )
 
 
 def detach_and_wait(url: str) -> tuple[str, subprocess.CompletedProcess[str]]:
-    # Long enough that `wait` (a second CLI process, slow to start on a busy machine) finds
-    # the task still working.
-    detached = cli("call", url, "slow_compute", "seconds=12", "label=r", "--detach")
+    detached = cli("call", url, "slow_compute", "seconds=0.5", "label=r", "--detach")
     assert detached.returncode == 0, detached.stderr
     task_id = detached.stdout.strip()
     return task_id, cli("wait", "--json", url, task_id)
 
 
 def test_the_cli_waits_by_listening_unless_told_to_poll(
-    stack: EmbeddedStack, recorder: Recorder
+    stack: EmbeddedStack, recorder: Recorder, paced: PacedWorker
 ) -> None:
     url = stack.url
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        listening = pool.submit(
-            cli, "call", url, "slow_compute", "seconds=1.5", "label=x", "--json"
-        )
-        polling = pool.submit(
-            cli, "call", url, "slow_compute", "seconds=1.5", "label=y", "--json", "--poll"
-        )
-        resumed = pool.submit(detach_and_wait, url)
-        runs = {"x": listening.result(60), "y": polling.result(60)}
-        resumed_id, resumed_run = resumed.result(60)
+    store = stack.worker_app.store
+
+    def resumed_listens(task_id: str) -> bool:
+        """The detached task (label r) starts once `wait` (a second CLI process, however
+        slow to start) listens for it: `wait` finds it working, whatever the machine."""
+        record = store.get(task_id)
+        label = record.arguments.get("label") if record is not None else None
+        return label != "r" or recorder.count(LISTEN, task_id) >= 1
+
+    paced.hold = resumed_listens
+    try:
+        runs, (resumed_id, resumed_run) = _listening_polling_and_resumed(url)
+    finally:
+        paced.hold = None
     ids = {}
     for label, run in runs.items():
         assert run.returncode == 0, run.stdout + run.stderr
@@ -367,7 +378,22 @@ def test_the_cli_waits_by_listening_unless_told_to_poll(
     assert recorder.count(GET, ids["y"]) >= 3  # every 200 ms (the tool's hint) for 1.5 s
 
     assert resumed_run.returncode == 0, resumed_run.stdout + resumed_run.stderr
-    assert (
-        json.loads(resumed_run.stdout)["result"]["content"][0]["text"] == "Computed r after 12.0s."
+    assert json.loads(resumed_run.stdout)["result"]["content"][0]["text"] == (
+        "Computed r after 0.5s."
     )
     assert recorder.count(LISTEN, resumed_id) >= 1  # `wait` on a task id listens too
+
+
+def _listening_polling_and_resumed(
+    url: str,
+) -> tuple[dict[str, Any], tuple[str, subprocess.CompletedProcess[str]]]:
+    """`call` listening (x), `call --poll` (y), and `call --detach` then `wait` (r), at once."""
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        listening = pool.submit(
+            cli, "call", url, "slow_compute", "seconds=1.5", "label=x", "--json"
+        )
+        polling = pool.submit(
+            cli, "call", url, "slow_compute", "seconds=1.5", "label=y", "--json", "--poll"
+        )
+        resumed = pool.submit(detach_and_wait, url)
+        return {"x": listening.result(120), "y": polling.result(120)}, resumed.result(120)

@@ -1,12 +1,16 @@
-"""Every command and snippet of the README runs as written against the embedded stack.
+"""Every command and snippet of the README runs as written against the embedded stack, and
+prints what the README says it prints.
 
 The README's fenced `sh` and `python` blocks are read in order. A block runs unless an HTML
 comment right above it says `<!-- not run: why -->`; `<!-- run: ... -->` adds options:
-`stdin=TEXT` (typed at the CLI's forms), `tools=MODULE` (against a stack serving that module,
-written by an earlier block whose first line is `# MODULE.py`), `python` (run a python block
-as a script). A python block whose first line names a file (`# my_tools.py`) is written to a
-scratch folder instead of run. Each block's `http://127.0.0.1:8000/mcp` is the test stack's
-URL, and a block passes when it exits 0: every example the README shows must work.
+`stdin=TEXT` (typed at the CLI's questions), `tools=MODULE` (against a stack serving that
+module, or that `.py` file, written by an earlier block whose first line is `# my_tools.py`),
+`python` (run a python block as a script), and `expect="TEXT"` (once or more: what the block's
+output must hold, the outcome the text around it promises). A python block whose first line
+names a file (`# my_tools.py`) is written to a scratch folder instead of run. Each block's
+`http://127.0.0.1:8000/mcp` is the test stack's URL. A block passes when it exits 0 and prints
+every `expect`; a block that runs and promises nothing is refused: a test that checks only
+the exit code once passed while `release` printed the opposite of what the README said.
 """
 
 from __future__ import annotations
@@ -29,8 +33,10 @@ ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 LOCAL_URL = "http://127.0.0.1:8000/mcp"
 FENCE = re.compile(
-    r"(?:<!-- (?P<note>[^>]*) -->\n)?```(?P<lang>sh|python)\n(?P<body>.*?)\n```", re.DOTALL
+    r"(?:<!-- (?P<note>(?:[^>]|(?<=\\)>)*?) -->\n)?```(?P<lang>sh|python)\n(?P<body>.*?)\n```",
+    re.DOTALL,
 )
+OPTION = re.compile(r'(\w+)(?:=("(?:[^"\\]|\\.)*"|\S+))?')
 
 
 @dataclass
@@ -40,6 +46,7 @@ class Block:
     body: str
     skip: str | None = None
     options: dict[str, str] = field(default_factory=dict)
+    expect: list[str] = field(default_factory=list)
 
     @property
     def file_name(self) -> str | None:
@@ -58,11 +65,20 @@ def blocks(text: str) -> list[Block]:
         if note.startswith("not run:"):
             block.skip = note.removeprefix("not run:").strip()
         elif note.startswith("run:"):
-            for option in note.removeprefix("run:").split():
-                key, _, value = option.partition("=")
-                block.options[key] = value.replace("\\n", "\n")
+            for key, raw in OPTION.findall(note.removeprefix("run:")):
+                value = _unquoted(raw)
+                if key == "expect":
+                    block.expect.append(value)
+                else:
+                    block.options[key] = value.replace("\\n", "\n")
         found.append(block)
     return found
+
+
+def _unquoted(raw: str) -> str:
+    if raw.startswith('"') and raw.endswith('"') and len(raw) >= 2:
+        return re.sub(r"\\(.)", r"\1", raw[1:-1])
+    return raw
 
 
 def test_the_readme_has_runnable_blocks_and_says_why_others_are_not_run() -> None:
@@ -70,6 +86,8 @@ def test_the_readme_has_runnable_blocks_and_says_why_others_are_not_run() -> Non
     runnable = [b for b in found if b.skip is None]
     assert len(runnable) >= 5, [str(b) for b in found]
     assert all(b.skip for b in found if b.skip is not None), "say why a block is not run"
+    promising_nothing = [str(b) for b in runnable if b.file_name is None and not b.expect]
+    assert promising_nothing == [], "say what each block prints: <!-- run: expect=... -->"
 
 
 def test_the_block_reader_sees_options_and_skips() -> None:
@@ -79,6 +97,10 @@ def test_the_block_reader_sees_options_and_skips() -> None:
     first, second = blocks(sample)
     assert first.skip == "a server"
     assert second.options == {"stdin": "y"}
+    quoted = '<!-- run: stdin=a\\ny expect="is live (" expect="{\\"a\\":1}" -->\n```sh\nls\n```'
+    (third,) = blocks(quoted)
+    assert third.options == {"stdin": "a\ny"}
+    assert third.expect == ["is live (", '{"a":1}']
 
 
 @pytest.fixture(scope="module")
@@ -136,10 +158,15 @@ def test_every_readme_block_runs_as_written(
                 continue
             module = block.options.get("tools")
             if module is not None and module not in stacks:
-                stacks[module] = opened.enter_context(running_stack(MCP_TASKS_TOOLS=module))
+                # A file the README wrote (`# my_tools.py`) is served from the scratch folder.
+                served = str(scratch / module) if (scratch / module).is_file() else module
+                stacks[module] = opened.enter_context(running_stack(MCP_TASKS_TOOLS=served))
             stack = stacks[module] if module is not None else demo
             done = run(block, stack.url, scratch, tmp_path)
-            assert done.returncode == 0, (
-                f"{block} failed ({done.returncode}):\n{block.body}\n"
-                f"--- stdout\n{done.stdout[-2000:]}\n--- stderr\n{done.stderr[-2000:]}"
+            shown = (
+                f"\n{block.body}\n--- stdout\n{done.stdout[-2000:]}\n"
+                f"--- stderr\n{done.stderr[-2000:]}"
             )
+            assert done.returncode == 0, f"{block} failed ({done.returncode}):{shown}"
+            for promised in block.expect:
+                assert promised in done.stdout, f"{block} did not print {promised!r}:{shown}"

@@ -4,7 +4,9 @@ the template's default, in that order; and the functions' environment is the dep
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -14,6 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _sam_build() -> ModuleType:
+    if str(ROOT / "scripts") not in sys.path:  # it imports sam_tools, as `python scripts/…` does
+        sys.path.insert(0, str(ROOT / "scripts"))
     spec = importlib.util.spec_from_file_location("sam_build", ROOT / "scripts" / "sam_build.py")
     assert spec is not None
     assert spec.loader is not None
@@ -23,11 +27,17 @@ def _sam_build() -> ModuleType:
 
 
 sam_build = _sam_build()
+sam_smoke = importlib.import_module("sam_smoke")  # the build's import smoke test
 
 GUIDED = """version = 0.1
 [default.deploy.parameters]
 stack_name = "mcp-tasks"
 parameter_overrides = "ToolsModule=\\"my_tools\\" AuthMode=\\"JWT\\""
+"""
+AS_TABLE = """version = 0.1
+[default.deploy.parameters.parameter_overrides]
+ToolsModule = "tools/my_tools.py"
+AuthMode = "NONE"
 """
 AS_LIST = """version = 0.1
 [prod.deploy.parameters]
@@ -37,8 +47,8 @@ parameter_overrides = ["AuthMode=IAM", "ToolsModule=billing.tools:toolset"]
 
 @pytest.mark.parametrize(
     ("samconfig", "expected"),
-    [(GUIDED, "my_tools"), (AS_LIST, "billing.tools:toolset")],
-    ids=["string", "list"],
+    [(GUIDED, "my_tools"), (AS_LIST, "billing.tools:toolset"), (AS_TABLE, "tools/my_tools.py")],
+    ids=["string", "list", "table (sam deploy --save-params)"],
 )
 def test_the_tools_module_saved_by_sam_deploy_is_smoke_tested(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, samconfig: str, expected: str
@@ -46,7 +56,7 @@ def test_the_tools_module_saved_by_sam_deploy_is_smoke_tested(
     monkeypatch.delenv("MCP_TASKS_TOOLS", raising=False)
     (tmp_path / "samconfig.toml").write_text(samconfig)
     assert sam_build.configured_tools_module(None, tmp_path) == expected
-    env = sam_build.smoke_environment(tmp_path, sam_build.configured_tools_module(None, tmp_path))
+    env = sam_smoke.smoke_environment(tmp_path, sam_build.configured_tools_module(None, tmp_path))
     assert env["MCP_TASKS_TOOLS"] == expected
 
 
@@ -65,10 +75,10 @@ def test_without_samconfig_the_environment_then_the_template_default(
 
 
 def test_the_smoke_environment_is_the_deployed_one(tmp_path: Path) -> None:
-    env = sam_build.smoke_environment(tmp_path, "demo")
+    env = sam_smoke.smoke_environment(tmp_path, "demo")
     assert "MCP_TASKS_STATE_SECRET" not in env  # deployed functions get the secret's ARN only
     assert env["MCP_TASKS_STATE_SECRET_ARN"].startswith("arn:aws:secretsmanager:")
-    assert "cryptography.hazmat.primitives.ciphers.aead" in sam_build.LAZY_IMPORTS
+    assert "cryptography.hazmat.primitives.ciphers.aead" in sam_smoke.LAZY_IMPORTS
 
 
 def test_only_unchecked_hash_bytecode_counts_as_compiled(tmp_path: Path) -> None:
@@ -97,3 +107,43 @@ def test_only_unchecked_hash_bytecode_counts_as_compiled(tmp_path: Path) -> None
 
     assert sorted(p.parent.name for p in missing) == ["checked", "none", "timestamp"]
     assert sam_build.uncompiled(package, ("mcp_tasks_aws",), "cpython-0") != []
+
+
+def test_the_smoke_test_imports_every_functions_handler_from_the_template(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The list of functions and handlers comes from template.yaml (it once missed
+    handlers.sweep): both front doors' for the API function (`Fn::If` on FrontDoor), the
+    STREAMING one being the ASGI app handlers/run.sh serves."""
+    import json
+    import subprocess
+
+    from mcp_tasks_aws.local.template import load_template
+
+    template = load_template(ROOT / "template.yaml")
+    functions = sam_build.function_handlers(template, ROOT)
+    assert functions == {
+        "ApiFunction": ["handlers.stream.asgi", "handlers.api.handler"],
+        "WorkerFunction": ["handlers.worker.handler"],
+        "ReconcileFunction": ["handlers.reconcile.handler"],
+        "SweepFunction": ["handlers.sweep.handler"],
+        "AskFunction": ["handlers.ask.handler"],
+    }
+    staged = tmp_path / "template.json"
+    staged.write_text(json.dumps(template))
+    (tmp_path / "function").symlink_to(ROOT)
+    assert sam_build.functions_in(staged) == functions
+    # Each function's smoke child is asked to import that function's own handlers
+    asked: dict[str, list[str]] = {}
+
+    def child(argv: list[str], **options: object) -> subprocess.CompletedProcess[str]:
+        asked[Path(argv[5]).name] = json.loads(argv[6])
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    smoke = tmp_path / "smoke"
+    smoke.mkdir()
+    (smoke / ".pins").write_text("boto3")
+    monkeypatch.setattr(sam_smoke, "binary_distributions", lambda package: [])
+    monkeypatch.setattr(sam_smoke.subprocess, "run", child)
+    sam_smoke.smoke(Path(sys.executable), tmp_path / "build", smoke, functions, "demo")
+    assert asked == functions

@@ -1,6 +1,6 @@
 """scripts/sam_build.py with a declaration as the ToolsModule: a bad one stops the build in one
-line (file, tool, field), a good one is staged beside the code and its least-privilege
-parameters are written and printed."""
+line (file, tool, field), a good one is staged beside the code (it and what it references) and
+its least-privilege parameters are written and printed."""
 
 from __future__ import annotations
 
@@ -37,15 +37,27 @@ def test_the_example_writes_and_prints_its_parameters(
         "arn:aws:states:us-east-1:123456789012:stateMachine:deploy-approval"
     ]
     printed = capsys.readouterr().out
-    assert f"--parameter-overrides ToolsModule={EXAMPLE} ManagedFunctionArns=" in printed
+    assert f"make deploy passes ToolsModule={EXAMPLE} ManagedFunctionArns=" in printed
 
 
-def test_the_declarations_folder_is_staged_at_its_relative_path(tmp_path: Path) -> None:
-    sam_build.stage_declaration(tmp_path, EXAMPLE)
-    staged = tmp_path / "examples" / "managed"
-    assert (staged / "tools.yaml").is_file()
-    assert (staged / "inventory.openapi.yaml").is_file()
-    assert not list(staged.rglob("__pycache__"))
+def test_the_declaration_and_what_it_references_are_staged_at_their_paths(
+    tmp_path: Path,
+) -> None:
+    staged = sam_build.tools_plan(EXAMPLE).stage(tmp_path)
+    # The file, its OpenAPI document and its ASL files; not its local stand-ins (never
+    # deployed), nor anything else in its folder
+    assert sorted(map(str, staged)) == [
+        "examples/managed/approval.asl.json",
+        "examples/managed/inventory.openapi.yaml",
+        "examples/managed/quote.asl.json",
+        "examples/managed/tools.yaml",
+    ]
+    assert sorted(p.name for p in (tmp_path / "examples" / "managed").iterdir()) == [
+        "approval.asl.json",
+        "inventory.openapi.yaml",
+        "quote.asl.json",
+        "tools.yaml",
+    ]
 
 
 def test_a_declaration_is_recognised_by_its_suffix() -> None:

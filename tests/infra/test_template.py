@@ -1301,6 +1301,16 @@ ENTRY_POINTS = {
         "app.transport",
         [
             ("tasks/service.py", "TaskService"),
+            # What each run does for the use cases: start, resume, release.
+            *[
+                (f"tasks/runs/{module}.py", f"{run}.{step}")
+                for module, run, steps in [
+                    ("direct", "DirectRun", ("start", "release")),
+                    ("legs", "LegsRun", ("start", "resume", "release")),
+                    ("workflow", "WorkflowRun", ("start", "resume", "release")),
+                ]
+                for step in steps
+            ],
             # A declared workflow's start, and its release on cancel.
             ("tasks/workflow.py", "start_execution"),
             ("tasks/workflow.py", "resume"),
@@ -1325,13 +1335,13 @@ ENTRY_POINTS = {
     ),
     "ReconcileFunction": (
         "handlers/reconcile.py",
-        "settle_lost_execution",
+        "settle_lost",
         [
-            ("tasks/reconcile.py", "settle_lost_execution"),
-            ("tasks/reconcile.py", "settle_lost_direct_leg"),
+            ("tasks/runs/legs.py", "LegsRun.settle_lost"),
+            ("tasks/runs/direct.py", "DirectRun.settle_lost"),
             # A declared workflow's end: its result is recorded as a leg's is.
-            ("tasks/reconcile.py", "settle_workflow_end"),
-            ("tasks/reconcile.py", "_settle"),
+            ("tasks/runs/workflow.py", "WorkflowRun.settle_lost"),
+            ("tasks/runs/workflow.py", "_settle"),
             ("tasks/legs.py", "LegRunner.complete"),
             ("tasks/legs.py", "LegRunner._offload"),
             ("tasks/legs.py", "LegRunner._end"),
@@ -1340,7 +1350,12 @@ ENTRY_POINTS = {
     "SweepFunction": (
         "handlers/sweep.py",
         "sweep_stranded",
-        [("tasks/sweep.py", "sweep_stranded"), ("tasks/sweep.py", "_workflow_runs")],
+        [
+            ("tasks/sweep.py", "sweep_stranded"),
+            ("tasks/runs/direct.py", "DirectRun.may_be_running"),
+            ("tasks/runs/legs.py", "LegsRun.may_be_running"),
+            ("tasks/runs/workflow.py", "WorkflowRun.may_be_running"),
+        ],
     ),
     "AskFunction": (
         "handlers/ask.py",

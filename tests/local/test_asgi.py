@@ -10,7 +10,7 @@ import threading
 import time
 from typing import Any
 
-from mcp_tasks_aws.local.asgi import LambdaHttpApp
+from mcp_tasks_aws.local.asgi import LambdaHttpApp, RestStreamingApp
 
 
 class Exchange:
@@ -157,20 +157,26 @@ def test_other_paths_and_oversized_bodies_never_reach_the_handler() -> None:
     assert calls == []
 
 
-def test_closing_the_app_stops_handlers_still_running() -> None:
-    # Given a listen-like handler that would keep polling for 10 s
-    started, stopped = threading.Event(), threading.Event()
+class Busy:
+    """A function that works for 10 s unless it is stopped, polling as a listen window does."""
 
-    def window(event: dict[str, Any], context: Any) -> Any:
-        started.set()
+    def __init__(self) -> None:
+        self.started, self.stopped = threading.Event(), threading.Event()
+
+    def __call__(self, event: dict[str, Any], context: Any) -> Any:
+        self.started.set()
         try:
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline:
                 time.sleep(0.05)  # stands for a store read the stopped stack can no longer serve
         finally:
-            stopped.set()
+            self.stopped.set()
         return {"statusCode": 200, "headers": {}, "body": ""}
 
+
+def test_closing_the_app_stops_handlers_still_running() -> None:
+    # Given a listen-like handler that would keep polling for 10 s
+    window = Busy()
     app = LambdaHttpApp(window, timeout_s=30)
     exchange = Exchange()
     scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": [], "query_string": b""}
@@ -178,9 +184,71 @@ def test_closing_the_app_stops_handlers_still_running() -> None:
         target=lambda: asyncio.run(app(scope, exchange.receive, exchange.send)), daemon=True
     )
     server.start()
-    assert started.wait(5)
+    assert window.started.wait(5)
     # When the stack stops (its server first, then the app), Then the handler ends with it
     began = time.monotonic()
     app.close()
-    assert stopped.wait(1)
+    assert window.stopped.wait(1)
     assert time.monotonic() - began < 4
+
+
+def cancelled_mid_request(app: Any, exchange: Exchange, started: threading.Event) -> None:
+    """Serve one request and cancel it once the function runs, as uvicorn does to the requests
+    still in flight when its graceful shutdown runs out; raises what the app raises."""
+
+    async def main() -> None:
+        scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": []}
+        request = asyncio.create_task(
+            app({**scope, "query_string": b""}, exchange.receive, exchange.send)
+        )
+        assert await asyncio.to_thread(started.wait, 5)
+        request.cancel()
+        await request
+
+    try:
+        asyncio.run(main())
+    finally:
+        app.close()
+
+
+def test_a_request_cancelled_by_the_server_stopping_ends_with_a_500_not_an_error() -> None:
+    # Given a function that would run for 10 s
+    busy = Busy()
+    # When the server cancels the request, Then the app answers it and returns (no
+    # CancelledError for uvicorn to log as the app's failure), and the function is stopped
+    exchange = Exchange()
+    cancelled_mid_request(LambdaHttpApp(busy, timeout_s=30), exchange, busy.started)
+    assert exchange.status == 500
+    assert json.loads(exchange.content) == {"message": "Internal Server Error"}
+    assert busy.stopped.wait(2)
+
+
+def test_a_request_after_the_app_closed_is_answered_500_without_reaching_the_function() -> None:
+    calls: list[Any] = []
+
+    def handler(event: dict[str, Any], context: Any) -> Any:
+        calls.append(event)
+        return {"statusCode": 200, "headers": {}, "body": ""}
+
+    app = LambdaHttpApp(handler, timeout_s=5)
+    app.close()  # the stack is stopping: its server has not closed its socket yet
+    exchange = Exchange()
+    serve(app, exchange)
+    assert exchange.status == 500
+    assert calls == []
+
+
+def test_the_streaming_door_ends_a_request_the_server_cancels_with_a_500() -> None:
+    # Given the streaming door in front of an app that answers nothing for 10 s
+    started = threading.Event()
+
+    async def silent(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await receive()
+        started.set()
+        await asyncio.sleep(10)
+
+    exchange = Exchange()
+    cancelled_mid_request(RestStreamingApp(silent, timeout_s=30), exchange, started)
+    # Then the client gets API Gateway's answer for an invocation that ended unanswered
+    assert exchange.status == 500
+    assert json.loads(exchange.content) == {"message": "Internal Server Error"}

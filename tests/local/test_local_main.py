@@ -1,5 +1,5 @@
 """`make run` (local.stack.main) fails in one line, not a traceback, for what a new user gets
-wrong first: a tools module that does not exist, a path given for a module, a port in use."""
+wrong first: a tools module that does not exist, a path to no file, a port in use."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def _free_port() -> int:
     ("tools", "says"),
     [
         ("my_toolz", "no module named 'my_toolz'"),
-        ("tools/my_tools.py", "is a path; give the module name instead (such as 'tools.my_tools')"),
+        ("tools/my_tools.py", f"'tools/my_tools.py': no such file ({ROOT / 'tools/my_tools.py'})"),
         ("mcp_tasks_aws.toolsets.demo:nothing", "has no ToolSet named 'nothing'"),
     ],
     ids=["typo", "path", "attribute"],

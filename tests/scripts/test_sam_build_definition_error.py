@@ -4,6 +4,7 @@ import fails on it."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import subprocess
@@ -32,6 +33,8 @@ def broken(when: Opaque) -> str:
 
 
 def _sam_build() -> ModuleType:
+    if str(ROOT / "scripts") not in sys.path:  # it imports sam_tools, as `python scripts/…` does
+        sys.path.insert(0, str(ROOT / "scripts"))
     spec = importlib.util.spec_from_file_location("sam_build", ROOT / "scripts" / "sam_build.py")
     assert spec is not None
     assert spec.loader is not None
@@ -41,15 +44,16 @@ def _sam_build() -> ModuleType:
 
 
 sam_build = _sam_build()
+sam_smoke = importlib.import_module("sam_smoke")
 
 
 def _smoke_child(package: Path, tools_module: str) -> subprocess.CompletedProcess[str]:
     """The smoke test's child, run as `make build` runs it, over a package laid out as built."""
-    env = sam_build.smoke_environment(package, tools_module)
+    env = sam_smoke.smoke_environment(package, tools_module)
     return subprocess.run(
         [
-            *(sys.executable, "-I", "-c", sam_build.SMOKE_CHILD, str(package), str(package)),
-            *('["handlers.api"]', "[]", "[]"),
+            *(sys.executable, "-I", "-c", sam_smoke.SMOKE_CHILD, str(package), str(package)),
+            *('["handlers.api.handler"]', "[]", "[]"),
         ],
         env=env,
         cwd=Path("/"),
@@ -69,7 +73,7 @@ def test_a_definition_error_in_the_build_is_one_line(tmp_path: Path) -> None:
     child = _smoke_child(package, "bad_tools")
     assert child.returncode != 0
     assert "Traceback" in child.stderr
-    assert sam_build.definition_error(child.stderr) == (
+    assert sam_smoke.definition_error(child.stderr) == (
         "ToolDefinitionError: tool 'broken': parameter 'when' is typed Opaque, which has no "
         "JSON Schema; use JSON types (str, int, float, bool, list, dict), Literal, an Enum, "
         "a pydantic model, a dataclass or a TypedDict"
@@ -81,4 +85,4 @@ def test_a_definition_error_in_the_build_is_one_line(tmp_path: Path) -> None:
     ["", "Traceback (most recent call last):\n  ...\nModuleNotFoundError: No module named 'x'\n"],
 )
 def test_other_failures_are_not_mistaken_for_one(stderr: str) -> None:
-    assert sam_build.definition_error(stderr) is None
+    assert sam_smoke.definition_error(stderr) is None

@@ -37,8 +37,8 @@ from typing import Any, NamedTuple
 
 from botocore.exceptions import ClientError
 
-from mcp_tasks_aws.local.stack import PROJECT_ROOT
 from simulation.aws_lambda import SimLambda
+from simulation.moto_aws import PROJECT_ROOT
 from simulation.scheduler import Process
 
 REGION_ACCOUNT = "us-east-1:123456789012"

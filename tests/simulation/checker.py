@@ -221,7 +221,7 @@ def _answers(
             verdict.check(
                 promise,
                 not (
-                    asking and write.record.status == "completed" and not write.record.runs_workflow
+                    asking and write.record.status == "completed" and write.record.run != "workflow"
                 ),
                 f"task {_short(task_id)} was completed ({write.writer}) while its question(s) "
                 f"{sorted(before.record.input_requests)} were open",

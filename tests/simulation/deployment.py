@@ -10,8 +10,9 @@ sessions, question holds and sealed states keep the wall clock: nothing of their
 within a run.)
 
 Functions (`body_of`): what each Lambda function's handler calls, with the handler's event
-shapes (`handlers/worker.py`, `reconcile.py`, `sweep.py`, `ask.py`); the handlers' Powertools
-shells are not run, their domain calls are, with the run's clock.
+shapes (`handlers/worker.py`, `reconcile.py`, `sweep.py`, `ask.py`; the reconciler reads its
+events with the handler's own `lost_end`); the handlers' Powertools shells are not run, their
+domain calls are, with the run's clock.
 """
 
 from __future__ import annotations
@@ -27,17 +28,14 @@ from mcp_tasks_aws.aws.sessions import DynamoLegacySessionStore
 from mcp_tasks_aws.aws.stepfunctions import StepFunctionsRunner
 from mcp_tasks_aws.aws.targets import StepFunctionsWorkflows
 from mcp_tasks_aws.config import Settings
-from mcp_tasks_aws.edge.lost_legs import lost_direct_leg
 from mcp_tasks_aws.protocol.transport import HttpTransport
 from mcp_tasks_aws.server.legacy.questions import TASK_ROUTE
 from mcp_tasks_aws.server.legacy.sessions import InMemoryLegacySessionStore
 from mcp_tasks_aws.tasks.legs import LegRunner
 from mcp_tasks_aws.tasks.memory import InMemoryTaskStore
-from mcp_tasks_aws.tasks.reconcile import (
-    settle_lost_direct_leg,
-    settle_lost_execution,
-    settle_workflow_end,
-)
+from mcp_tasks_aws.tasks.reconcile import settle_lost
+from mcp_tasks_aws.tasks.runs.base import RunPorts
+from mcp_tasks_aws.tasks.runs.registry import Runs
 from mcp_tasks_aws.tasks.service import TaskService
 from mcp_tasks_aws.tasks.sweep import sweep_stranded
 from mcp_tasks_aws.tasks.workflow import AskRefused, DoorKeys, WorkflowDoors
@@ -135,6 +133,7 @@ class Deployment:
             direct_legs=app.direct_legs,
             workflows=workflows,
             door_keys=door_keys,
+            run_adapters=app.run_adapters,
             default_ttl_ms=settings.default_ttl_ms,
             max_ttl_ms=settings.max_ttl_ms,
             default_poll_interval_ms=settings.poll_interval_ms,
@@ -159,6 +158,18 @@ class Deployment:
             sleep=clock.sleep,
         )
         self.doors = WorkflowDoors(store, door_keys, workflows, clock=clock.now_ms)
+        # What the reconcile function's handler builds (`handlers/reconcile.py`).
+        legs = self.legs
+        self.runs = Runs(
+            RunPorts(
+                store,
+                workflows=workflows,
+                legs=lambda: legs,
+                adapters=app.run_adapters,
+                clock=clock.now_ms,
+                sleep=clock.sleep,
+            )
+        )
 
     def _transport(self, app: App) -> HttpTransport:
         transport = app.transport()
@@ -188,6 +199,7 @@ class Deployment:
                 self.store,
                 self.runner,
                 workflows=self.workflows,
+                adapters=self.app.run_adapters,
                 stranded_after_ms=STRANDED_AFTER_S * 1000,
                 clock=self.clock.now_ms,
             )
@@ -196,31 +208,15 @@ class Deployment:
         raise KeyError(function)
 
     def reconcile(self, event: dict[str, Any]) -> str:
-        """`handlers/reconcile.py`: a lost direct leg, a lost execution, a workflow's end."""
-        leg = lost_direct_leg(event)
-        if leg is not None:
-            return settle_lost_direct_leg(self.store, leg.task_id, leg.reason, self.clock.now_ms)
-        detail = event.get("detail") or {}
-        status = str(detail.get("status", ""))
-        task_id = str(detail.get("name", ""))
-        machine = str(detail.get("stateMachineArn", ""))
-        if not task_id:
+        """`handlers/reconcile.py`: the end an event reports (read by the handler's own
+        `lost_end`), settled by the run it belongs to."""
+        from handlers.reconcile import lost_end
+
+        found = lost_end(event, TASK_MACHINE)
+        if found is None:
             return "ignored"
-        if machine and machine != TASK_MACHINE:
-            output = detail.get("output")
-            return settle_workflow_end(
-                self.legs,
-                self.workflows,
-                task_id,
-                str(detail.get("executionArn", "")),
-                status,
-                output=output if isinstance(output, str) else None,
-                error=detail.get("error"),
-                cause=detail.get("cause"),
-            )
-        if status not in LOST_STATUSES:
-            return "ignored"
-        return settle_lost_execution(self.store, task_id, status, self.clock.now_ms)
+        end, _ = found
+        return settle_lost(self.runs, end)
 
     def ask(self, event: dict[str, Any]) -> dict[str, str]:
         """`handlers/ask.py`: a workflow's question or report."""

@@ -7,10 +7,10 @@ import contextlib
 import functools
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, NamedTuple
 
-from mcp_tasks_aws.local.stack import PROJECT_ROOT
-
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = PROJECT_ROOT / "template.yaml"
 
 

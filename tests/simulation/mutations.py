@@ -7,7 +7,7 @@ change would break it:
 - `answer_unchecked`: an answer applied without its key check (keys not outstanding too);
 - `outcome_unfenced`: a leg writes its outcome unfenced (no leg in the guard of `complete`);
 - `sweeper_ignores_executions`: the sweeper ends a task without asking whether an execution
-  runs it.
+  runs it (`Run.may_be_running` of the task state machine's runs says "stranded" unasked).
 
 `tests/simulation/test_mutations.py` runs the default seeds under each and requires a
 violation of the promise it breaks; `make simulate MUTATION=<name>` shows one.
@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 
 from mcp_tasks_aws.protocol.names import TaskStatus
-from mcp_tasks_aws.tasks import sweep, transitions
+from mcp_tasks_aws.tasks import transitions
+from mcp_tasks_aws.tasks.runs.legs import LegsRun
 from mcp_tasks_aws.tasks.transitions import Guard
 
 EVERY_STATUS: frozenset[TaskStatus] = frozenset(
@@ -69,7 +70,7 @@ MUTATIONS: dict[str, tuple[str, list[tuple[Any, str, Any]], str]] = {
     ),
     "sweeper_ignores_executions": (
         "the sweeper ending a task a live execution runs",
-        [(sweep, "_may_have_an_execution", lambda record: False)],
+        [(LegsRun, "may_be_running", lambda self, record: "stranded")],
         "nothing left working",
     ),
 }

@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 
-from mcp_tasks_aws.protocol.jsonrpc import encoded_text_size
+from mcp_tasks_aws.protocol.jsonrpc import MAX_RESULT_BYTES, encoded_text_size
 from mcp_tasks_aws.targets.http import send
 from mcp_tasks_aws.targets.ports import HttpRequest
-from mcp_tasks_aws.tasks.legs import MAX_RESULT_BYTES
 from support.mcp import McpClient
 from support.targets import FakeCalls, Received, Upstream, bound, sending_for_real, tool, write
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import json
 
-from mcp_tasks_aws.protocol.jsonrpc import encoded_size, result_message
+from mcp_tasks_aws.protocol.jsonrpc import MAX_RESULT_BYTES, encoded_size, result_message
 from mcp_tasks_aws.server.tasks import detailed_task
-from mcp_tasks_aws.tasks.legs import MAX_RESULT_BYTES
 from support.domain import ALICE, Domain
 
 LAMBDA_RESPONSE_LIMIT = 6 * 1024 * 1024

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from mcp_tasks_aws.protocol.jsonrpc import MAX_RESULT_BYTES
 from mcp_tasks_aws.tasks.exceptions import TaskTooLarge
-from mcp_tasks_aws.tasks.legs import MAX_RESULT_BYTES
 from mcp_tasks_aws.tasks.reconcile import settle_lost_execution
 from support.domain import ALICE, Domain, accept, side_effects
 

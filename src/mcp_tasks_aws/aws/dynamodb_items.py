@@ -16,13 +16,20 @@ ever turns into a Decimal. Item layout:
 | inputRequests | M of M | outstanding requests: `{method: S, params: S}` per key |
 | askedKeys | SS | every key the task asked (answers to other keys are never used) |
 | taskToken | S | Step Functions token of the execution waiting for input |
-| heldBy | S | `direct` (the direct leg runs the task) or `execution` (absent: execution) |
+| run | S | what runs the task: a name of the run registry (`tasks.runs.registry`) |
+| heldBy | S | `direct` (the direct leg holds the task) or `execution` (absent: execution) |
 | pollIntervalMaxMs | N | the longest suggested poll interval as the task ages (absent: fixed) |
 | result / resultRef / error | S | outcome (resultRef points into the result bucket) |
 | toolError | BOOL | present (true) when the result is a tool error (`OwnerIndex` shows it) |
 | executionArn | S | the declared workflow's execution doing the task's work (managed targets) |
 | unstartedShard | S | only while nothing holds the task for good: `UnstartedIndex` |
 | lastWrite | S | the last conditional write's nonce: how a resent copy knows it landed |
+
+Items written before runs were named have no `run`: theirs is read by rule from what they
+stored (`run_by_rule`): an `executionArn` is a declared workflow's, `heldBy` `direct` a direct
+task's, anything else (absent, or `execution`) the legs run's: a direct task already handed
+over to its execution runs exactly as that. A `run` or a `heldBy` this code does not know is an
+error (`UnknownRun`), never read as another.
 
 `UnstartedIndex` is sparse: `unstartedShard` (the task id's first hex digit, 16 shards) is
 written with a new task (a declared workflow's too), removed when a leg claims it (or the
@@ -38,7 +45,9 @@ import json
 from typing import Any, Final
 
 from mcp_tasks_aws.protocol.names import ACTIVE_STATUSES, TaskStatus
-from mcp_tasks_aws.tasks.model import TaskRecord, TaskSummary, encode_json, shown_status
+from mcp_tasks_aws.tasks.exceptions import UnknownRun
+from mcp_tasks_aws.tasks.model import HeldBy, TaskRecord, TaskSummary, encode_json, shown_status
+from mcp_tasks_aws.tasks.runs.registry import is_run
 
 LAST_WRITE: Final = "lastWrite"
 
@@ -85,6 +94,7 @@ def encode(record: TaskRecord) -> dict[str, Any]:
         "createdAt": number(record.created_at),
         "lastUpdatedAt": number(record.updated_at),
         "pollIntervalMs": number(record.poll_interval_ms),
+        "run": string(record.run),
         "version": number(record.version),
         "leg": number(record.leg),
         "answers": {"M": {k: string(encode_json(v)) for k, v in record.answers.items()}},
@@ -139,6 +149,28 @@ def _decode_requests(item: dict[str, Any]) -> dict[str, dict[str, Any]]:
     }
 
 
+def _held_by(item: dict[str, Any]) -> HeldBy:
+    held = _text(item, "heldBy")
+    if held is None or held == "execution":  # absent: written while an execution held it
+        return "execution"
+    if held == "direct":
+        return "direct"
+    raise UnknownRun(f"heldBy {held}", item["taskId"]["S"])
+
+
+def run_by_rule(item: dict[str, Any]) -> str:
+    """The run of an item: its `run`, or for an item written before runs were named, the
+    one its other attributes imply (see the module docstring). UnknownRun for neither."""
+    stored = _text(item, "run")
+    if stored is not None:
+        if not is_run(stored):
+            raise UnknownRun(stored, item["taskId"]["S"])
+        return stored
+    if "executionArn" in item:
+        return "workflow"
+    return "direct" if _held_by(item) == "direct" else "legs"
+
+
 def decode(item: dict[str, Any]) -> TaskRecord:
     def json_text(name: str) -> Any:
         raw = _text(item, name)
@@ -166,9 +198,10 @@ def decode(item: dict[str, Any]) -> TaskRecord:
         result_ref=_text(item, "resultRef"),
         error=json_text("error"),
         tool_error=_flag(item, "toolError"),
-        held_by="direct" if _text(item, "heldBy") == "direct" else "execution",
+        held_by=_held_by(item),
         poll_interval_max_ms=optional_number(item, "pollIntervalMaxMs"),
         execution_arn=_text(item, "executionArn"),
+        run=run_by_rule(item),
     )
 
 

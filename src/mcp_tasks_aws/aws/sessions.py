@@ -14,7 +14,7 @@ characters), and expire with DynamoDB's TTL on `expiresAt` like tasks do. Neithe
   last sent a task's question (`hold_question`).
 
 Each port primitive is one call: reads are consistent `GetItem`s, writes are conditional
-`PutItem`/`UpdateItem`s whose conditions carry the invariants of `legacy.state` (a failed
+`PutItem`/`UpdateItem`s whose conditions carry the invariants of `server.legacy.sessions` (a failed
 condition is the answer, never a second read). Since TTL deletion is late, reads treat an
 expired item as absent and writes are conditioned on `expiresAt` too. A call still throttled
 after the SDK's retries raises `ports.Throttled`, as the task store's do.

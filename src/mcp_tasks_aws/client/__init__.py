@@ -1,7 +1,7 @@
 """Client side of the Tasks extension, for the official `mcp` SDK client (extra `[client]`).
 
 Never imported by the Lambda functions. See `extension` (transparent `call_tool`), `handle`
-(the handle API by task id), `waiter` (the wait loop, listening or polling), `listen_windows`
+(the handle API by task id), `waiter` (the wait loop, listening or polling), `listen_wait`
 (waiting by listening), `listening` (the `subscriptions/listen` windows), `polling` (the
 cadence), `errors`, `diagnose` (a failed call in one line: `explain_failure`), and `cli` (the
 `mcp-tasks` terminal client, with `terminal` and `forms`).

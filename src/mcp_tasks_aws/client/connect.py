@@ -3,7 +3,7 @@
 `Client("http://…")` covers the plain case; this module owns the one extra the CLI and most
 deployments need: credentials on every request, either a fixed `Authorization: Bearer …`
 header (API Gateway's JWT authorizer) or an httpx auth flow (the OAuth sign-in of
-`client.auth`, AuthMode OAUTH). The SDK's documented way to set headers is
+`client.cli.sign_in`, AuthMode OAUTH). The SDK's documented way to set headers is
 to give `streamable_http_client` a pre-configured HTTP client, which this does, keeping the
 SDK's timeouts (30 s to connect and write, 300 s to read).
 """
@@ -39,7 +39,7 @@ async def connect(
     """An entered `Client` for `url` with `extension` (a default `TasksExtension` if None).
 
     `token` sends a fixed bearer token; `auth` is an httpx auth flow instead, such as the
-    OAuth sign-in of `client.auth.oauth_provider`. `on_response` sees every HTTP response
+    OAuth sign-in of `client.cli.sign_in.oauth_provider`. `on_response` sees every HTTP response
     (`diagnose.HttpTrace` keeps the last one that was not MCP). `client_options` go to `Client`
     (callbacks such as `elicitation_callback`, `mode`, …).
     """

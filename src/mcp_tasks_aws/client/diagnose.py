@@ -8,8 +8,9 @@ back into words a person can act on:
 - `HttpTrace`: an httpx response hook (see `connect(on_response=…)`) that keeps the last POST
   answer that was not MCP (a 4xx/5xx without a JSON-RPC body, or a body of another type);
 - `explain_failure(exc, url, trace)`: one line for a failure the user can fix (an address
-  nobody listens at, a wrong path, a refused token, a server that does not speak MCP, a client
-  capability the tool needs), or None when it has nothing better than the error itself.
+  nobody listens at, a wrong path, a refused token, a server that failed (5xx), a server that
+  does not speak MCP, a client capability the tool needs), or None when it has nothing better
+  than the error itself.
 
 The examples (`examples/*.py`) print it instead of a traceback; so does `mcp-tasks`.
 """
@@ -17,6 +18,7 @@ The examples (`examples/*.py`) print it instead of a traceback; so does `mcp-tas
 from __future__ import annotations
 
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -95,6 +97,18 @@ def _explain_answer(answer: HttpAnswer, url: str) -> str:
     if answer.status == 404:
         return f"the server answered {status} {where}: nothing is served there; " + _endpoint_hint(
             url
+        )
+    if answer.status >= 500:
+        # An MCP endpoint that failed (API Gateway's 500 for a function that crashed or timed
+        # out), not one that is not MCP: the cause is in the server's log.
+        try:
+            phrase = HTTPStatus(answer.status).phrase
+        except ValueError:
+            phrase = ""
+        return (
+            f"the server failed: HTTP {answer.status} {phrase} {where}".replace("  ", " ")
+            + "; the fault is on the server's side, not in this request: its log says why "
+            "(make run's terminal; deployed, the API function's log)"
         )
     body = answer.content_type or "no content type"
     return (

@@ -3,7 +3,7 @@
 This module owns the client's side of the listen stream for tasks: how a window is sent, how
 the `notifications/tasks` it carries reach the wait that asked for them, and whether a session
 can listen at all. What a notification or a window's end means to a wait is in
-`listen_windows`; the rest of the wait loop is in `waiter`.
+`listen_wait`; the rest of the wait loop is in `waiter`.
 
 **How a window is sent: through the SDK session, not a raw POST.** The SDK's own
 `Client.listen()` / `mcp.client.subscriptions.listen` builds its filter from four fixed
@@ -29,7 +29,7 @@ Issuing the POST ourselves would have needed the SDK's HTTP client, which `Clien
 keeps private, and would have bypassed the session's stamping and auth; the SDK path has none
 of those problems. Its one cost: the session dispatches a notification on its own task, so a
 notification can reach the binding a moment after the window's response. The wait never
-depends on that order (see `listen_windows`: one `tasks/get` per window, and late notifications
+depends on that order (see `listen_wait`: one `tasks/get` per window, and late notifications
 are handled in the next window, older ones than what was seen being ignored).
 
 **When not to listen** (`TaskListener.available`): the connection is not 2026-07-28 (listen

@@ -21,7 +21,7 @@ is sent, shielded from the cancellation and bounded by `cancel_timeout`.
 
 **Listening** (`wait_mode="listen"`, the default, with the `TaskListener` of a
 `TasksExtension`): the wait follows the task through `subscriptions/listen` windows, each
-with one `tasks/get` that closes the gap between two windows (see `listen_windows` for the
+with one `tasks/get` that closes the gap between two windows (see `listen_wait` for the
 windows and why nothing falls between them, `listening` for how one is sent). A notified state
 is handled here exactly as a polled one (`_Wait.observe`). A notification can be handled after
 a newer `tasks/get` answer, so any state older (`lastUpdatedAt`) than one already seen is
@@ -144,7 +144,7 @@ class WaitOptions:
     """Bound on one listen window (the server's window, 20 s deployed, plus its delivery);
     a window still open after it counts as failed and the wait polls."""
     listen_check_after: float = 1.0
-    """Seconds into a window at which its one `tasks/get` is sent (see `listen_windows`); a
+    """Seconds into a window at which its one `tasks/get` is sent (see `listen_wait`); a
     window that brought no news is followed by the polling delay."""
 
 

@@ -17,7 +17,13 @@ without a body. What this adapter adds is API Gateway's part:
   response already streaming is ended;
 - a handler that streams (a listen window) writes to the context's `response_stream`, and each
   chunk goes out as it is written; when the client leaves, the next write raises
-  `BrokenPipeError` in the handler, which ends the window.
+  `BrokenPipeError` in the handler, which ends the window;
+- when the stack stops (`close`), what the function still runs is stopped, as Lambda ends its
+  environments: each request in flight ends as an interrupted invocation does (API Gateway's
+  500, or the end of a stream already started), and a request that arrives meanwhile gets
+  the same. That is an expected path, so it is ended quietly; a request uvicorn still
+  cancels at the end of its graceful shutdown (a function that did not stop in time) ends the
+  same way rather than as the app's failure, with its traceback.
 
 With `access_log`, each request ends in one line (`access_line`): the JSON-RPC method, the
 tool, prompt, resource or task it names, the HTTP status (and the JSON-RPC error code, if the
@@ -175,11 +181,13 @@ class LambdaHttpApp(ApiGatewayFront):
         self._executor = ThreadPoolExecutor(max_concurrency, thread_name_prefix="lambda-api")
         self._running: set[HandlerCall] = set()
         self._lock = threading.Lock()
+        self._closed = False
 
     def close(self) -> None:
         """Stop every handler still running (a listen window, say), as Lambda would end its
         environments, and wait a moment for them: none may outlive the stack's AWS."""
         with self._lock:
+            self._closed = True
             running = list(self._running)
         for call in running:
             call.interrupt()
@@ -212,13 +220,23 @@ class LambdaHttpApp(ApiGatewayFront):
     async def _invoke(self, event: dict[str, Any], stream: _ResponseStream) -> None:
         context = LocalLambdaContext(response_stream=stream, timeout_s=self.timeout_s)
         call = HandlerCall(self.handler, event, context)
-        future = asyncio.get_running_loop().run_in_executor(self._executor, self._tracked(call))
+        future = self._started(call)
+        if future is None:  # the stack is stopping: its server may still take a request
+            await _fail(stream)
+            return
         try:
             result = await asyncio.wait_for(asyncio.shield(future), self.timeout_s)
         except TimeoutError:
             call.interrupt()
             logger.warning("the API function timed out after %.0f s", self.timeout_s)
             await _fail(stream)
+            return
+        except asyncio.CancelledError:
+            # uvicorn's graceful shutdown ran out with this request in flight: the stack is
+            # stopping. The function stops as Lambda would stop it, and the answer ends here
+            # (raised on, uvicorn would log the cancellation as the app's failure).
+            call.interrupt()
+            await _stopped(stream)
             return
         except (BrokenPipeError, ConnectionError):
             return  # the client left mid-stream
@@ -233,6 +251,15 @@ class LambdaHttpApp(ApiGatewayFront):
             await _fail(stream)
             return
         await _send_result(stream, result)
+
+    def _started(self, call: HandlerCall) -> asyncio.Future[Any] | None:
+        """The function's run of `call` in a worker thread; None once the app is closed."""
+        if self._closed:
+            return None
+        try:
+            return asyncio.get_running_loop().run_in_executor(self._executor, self._tracked(call))
+        except RuntimeError:  # closed meanwhile: its executor takes nothing new
+            return None
 
     def _tracked(self, call: HandlerCall) -> Callable[[], Any]:
         def run() -> Any:
@@ -330,6 +357,20 @@ async def _fail(stream: _ResponseStream) -> None:
         )
 
 
+async def _stopped(stream: _ResponseStream) -> None:
+    """End the answer of a request cancelled by the server stopping, without a traceback."""
+    _uncancel()
+    await _fail(stream)
+
+
+def _uncancel() -> None:
+    """Take back the cancellation this task is handling, to finish its answer instead: uvicorn
+    cancels a request's task only when it stops, and waits for nothing after that."""
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
+
+
 async def _send_result(stream: _ResponseStream, result: dict[str, Any]) -> None:
     payload = result.get("body") or ""
     if result.get("isBase64Encoded"):
@@ -387,6 +428,31 @@ async def _watch_disconnect(receive: Receive, stream: _ResponseStream) -> None:
             return
 
 
+class _Answer:
+    """`send` for an app whose invocation may end before it answered (or finished answering):
+    `end` completes what it left."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.started = False
+        self.ended = False
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.started = True
+        elif message["type"] == "http.response.body" and not message.get("more_body"):
+            self.ended = True
+        await self._send(message)
+
+    async def end(self) -> None:
+        if self.ended:
+            return
+        if not self.started:
+            await _complete(self.send, 500, {"content-type": "application/json"}, _INTERNAL_ERROR)
+            return
+        await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
 class RestStreamingApp(ApiGatewayFront):
     """The `STREAMING` front door as API Gateway's REST API puts it in front of the app.
 
@@ -399,7 +465,9 @@ class RestStreamingApp(ApiGatewayFront):
       `jwt_authorizer` the bearer JWT's claims as a Cognito authorizer passes them, unverified
       here) and `x-amzn-lambda-context` (the deadline: the function's timeout from now)
       replace whatever the client sent under those names;
-    - at the function's timeout the response ends, as Lambda ends the invocation.
+    - at the function's timeout the response ends, as Lambda ends the invocation; a request
+      still in flight when the stack stops ends too (the app stops its work on `close`), and
+      one that ended before it answered is API Gateway's 500.
     """
 
     stage = "api"
@@ -438,12 +506,18 @@ class RestStreamingApp(ApiGatewayFront):
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
+        answer = _Answer(send)
         try:
-            await asyncio.wait_for(self.handler(forwarded, replay, send), self.timeout_s)
+            await asyncio.wait_for(self.handler(forwarded, replay, answer.send), self.timeout_s)
         except TimeoutError:
             logger.warning("the API function timed out after %.0f s", self.timeout_s)
-            with contextlib.suppress(Exception):  # Lambda ends the invocation: so does this
-                await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except asyncio.CancelledError:
+            # uvicorn's graceful shutdown ran out with this request in flight (the app stopped
+            # its work on the way out): the stack is stopping, an expected end.
+            _uncancel()
+        # Lambda ends the invocation: so does this. A function stopped before it answered
+        # (the stack stopping) is API Gateway's 500, as for a failed invocation.
+        await _quietly(answer.end())
 
     def _request_context(self, headers: dict[str, str], scope: Scope) -> dict[str, Any]:
         client = scope.get("client") or ("127.0.0.1", 0)

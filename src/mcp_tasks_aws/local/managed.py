@@ -4,14 +4,16 @@ For each declaration the stack serves (`MCP_TASKS_TOOLS=tools.yaml`, or a tools 
 includes one), :func:`start_managed`:
 
 - registers the declared Lambda functions as in-process handlers from the module the
-  declaration names for local use (`local.module`; attribute = the function's name with `-` as
+  declaration names for local use (`local.module`, looked up beside the declaration:
+  `functions` is functions.py in its folder; attribute = the function's name with `-` as
   `_`), so moto's `Invoke` and the state machines' `lambda:invoke` reach them;
 - creates the declared state machines in moto from their ASL files (`definition`), with
   `${AskFunctionArn}` (and `${<LogicalId>Arn}` of the stack's functions) substituted. A
   Standard machine runs as declared; an Express one is created Standard, since moto has no
   `StartSyncExecution`, and `LocalTargets.run_express` runs it and waits for its end within
   the inline deadline (`EXPRESS_DEADLINE_S`);
-- serves `local.httpStub` (a WSGI app) on 127.0.0.1 and sends every http target there
+- serves `local.httpStub` (a WSGI app, `module:attribute`, its module beside the declaration
+  too) on 127.0.0.1 and sends every http target there
   (`LocalTargets.fetch` keeps the path and query, swaps scheme and host);
 - binds the declaration's tools to `LocalTargets` (the AWS adapter on the stack's moto).
 
@@ -23,10 +25,7 @@ give the machine) is a one-line `ToolsModuleError`.
 
 from __future__ import annotations
 
-import importlib
 import json
-import os
-import sys
 import threading
 import time
 import urllib.parse
@@ -37,7 +36,7 @@ from typing import Any, Final
 
 from mcp_tasks_aws.aws.clients import Clients
 from mcp_tasks_aws.aws.targets import AwsTargets
-from mcp_tasks_aws.config import ToolsModuleError
+from mcp_tasks_aws.config import ToolsModuleError, import_tools_file
 from mcp_tasks_aws.local.aws import ACCOUNT, REGION, LocalAws
 from mcp_tasks_aws.local.lambdas import LAMBDAS, function_name_of
 from mcp_tasks_aws.targets.models import Declaration, LambdaTarget, StateMachineTarget
@@ -140,7 +139,8 @@ def _start_one(
     managed: ManagedLocal,
 ) -> None:
     file = declaration.file
-    module = _module(file, declaration.local.module) if declaration.local.module else None
+    stand_ins = declaration.local.module
+    module = _module(declaration, "local.module", stand_ins) if stand_ins else None
     express: dict[str, str] = {}
     for tool in declaration.tools:
         target = tool.target
@@ -167,26 +167,28 @@ def _start_one(
                 express[target.arn] = local
     stub_url = None
     if declaration.local.http_stub:
-        managed.stub, managed._thread, stub_url = _serve_stub(file, declaration.local.http_stub)
+        managed.stub, managed._thread, stub_url = _serve_stub(
+            declaration, declaration.local.http_stub
+        )
     local_targets = LocalTargets(clients, stub_url=stub_url, express=express)
     for binding in bindings_of(toolset):
         if binding.declaration is declaration:
             binding.bind(local_targets)
 
 
-def _module(file: str, name: str) -> Any:
-    # The stand-ins' module is named from the current directory (as `make run` imports a
-    # tools module), whoever started the stack (the CLI, a test, the interop runner).
-    here = os.getcwd()
-    if "" not in sys.path and here not in sys.path:
-        sys.path.insert(0, here)
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        raise ToolsModuleError(
-            f"{file}: local.module: no module named {exc.name!r} (importable from the "
-            "current directory)"
-        ) from None
+def _module(declaration: Declaration, field: str, name: str) -> Any:
+    """The module `name` that the declaration's `local` names, looked up beside the
+    declaration whoever started the stack: `functions` is functions.py in its folder (`a.b`
+    is a/b.py), imported as that file (`config.import_tools_file`)."""
+    folder = declaration.path.parent
+    relative = Path(*name.split("."))
+    for candidate in (folder / f"{relative}.py", folder / relative / "__init__.py"):
+        if candidate.is_file():
+            return import_tools_file(candidate, f"{declaration.file}: {field}")
+    raise ToolsModuleError(
+        f"{declaration.file}: {field}: no module {name!r} beside the declaration "
+        f"({relative}.py in {folder})"
+    )
 
 
 def _create_machine(file: str, tool: str, target: StateMachineTarget, aws: LocalAws) -> str:
@@ -223,13 +225,13 @@ def _create_machine(file: str, tool: str, target: StateMachineTarget, aws: Local
     return str(made["stateMachineArn"])
 
 
-def _serve_stub(file: str, spec: str) -> tuple[Any, threading.Thread, str]:
+def _serve_stub(declaration: Declaration, spec: str) -> tuple[Any, threading.Thread, str]:
     from wsgiref.simple_server import WSGIRequestHandler, make_server
 
     module_name, _, attribute = spec.partition(":")
-    app = getattr(_module(file, module_name), attribute, None)
+    app = getattr(_module(declaration, "local.httpStub", module_name), attribute, None)
     if not callable(app):
-        raise ToolsModuleError(f"{file}: local.httpStub: {spec} is not a WSGI app")
+        raise ToolsModuleError(f"{declaration.file}: local.httpStub: {spec} is not a WSGI app")
 
     class Quiet(WSGIRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:

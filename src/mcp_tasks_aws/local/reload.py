@@ -1,6 +1,7 @@
 """Reloading the tools module on edit, for `make run`: which files to watch, and a fresh import.
 
-- `tools_files(module_name)`: the files an edit of the tools module touches. A module inside
+- `tools_files(module_name)`: the files an edit of the tools module touches (named as
+  `MCP_TASKS_TOOLS` names it: a module, or a `.py` file, `module_name_of`). A module inside
   a package of the user's own is watched with its whole top-level package (a helper module
   next to it counts); a lone module is its one file; a module of this project (`demo`,
   `conformance`) is its one file.
@@ -25,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from mcp_tasks_aws.config import BUILTIN_TOOL_MODULES, load_toolset
+from mcp_tasks_aws.config import load_toolset, tools_module_name
 from mcp_tasks_aws.tools.registry import ToolSet
 
 logger = logging.getLogger("mcp_tasks_aws.local")
@@ -35,8 +36,9 @@ Stamp = tuple[int, int]
 
 
 def module_name_of(spec: str) -> str:
-    """The module an `MCP_TASKS_TOOLS` value names (`demo` -> the built-in module)."""
-    return BUILTIN_TOOL_MODULES.get(spec, spec).partition(":")[0]
+    """The module an `MCP_TASKS_TOOLS` value names (`demo` -> the built-in module; a `.py`
+    file -> the name it is imported under)."""
+    return tools_module_name(spec)
 
 
 def _reloaded_prefix(module_name: str) -> str:

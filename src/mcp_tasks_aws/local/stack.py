@@ -174,7 +174,9 @@ class EmbeddedStack:
     `env` holds MCP_TASKS_* variables as the functions would read them (see `config`);
     without it, the process environment's (what `make run` passes on). `reload_interval_s`
     watches the tools module's files and reloads the tools on a change (`reload_tools`);
-    `access_log` logs a line per request to `mcp_tasks_aws.local.access`.
+    `access_log` logs a line per request to `mcp_tasks_aws.local.access`. `api_timeout_s`
+    replaces the API function's timeout from the template (29 s; an inline call's deadline is
+    1.5 s before it), so a test of the deadline takes seconds.
     """
 
     def __init__(
@@ -186,7 +188,9 @@ class EmbeddedStack:
         reload_interval_s: float | None = None,
         access_log: bool = False,
         sweep_interval_s: float | None = SWEEP_INTERVAL_S,
+        api_timeout_s: float | None = None,
     ) -> None:
+        self._api_timeout_s = api_timeout_s
         self.tools_watcher: FileWatcher | None = None
         self.sweeper: Periodic | None = None
         self._access_log = access_log
@@ -264,7 +268,7 @@ class EmbeddedStack:
         front = RestStreamingApp if self.front_door == "streaming" else LambdaHttpApp
         self.app: ApiGatewayFront = front(
             self.api_handler,
-            timeout_s=self.aws.function_timeouts["ApiFunction"],
+            timeout_s=self._api_timeout_s or self.aws.function_timeouts["ApiFunction"],
             paths=ROUTED_PATHS,
             jwt_authorizer=self.settings.auth.mode != "oauth",
             access_log=access_logger.info if self._access_log else None,
@@ -389,10 +393,12 @@ class EmbeddedStack:
             self.sweeper.stop()
         if self._server is not None:
             self._server.should_exit = True
+        # What the function still runs stops now, so the requests in flight end within
+        # uvicorn's graceful shutdown: past it, uvicorn cancels them and logs an error.
+        self.app.close()
         if self._thread is not None:
             self._thread.join(timeout=5)
         self._socket.close()
-        self.app.close()
         if self.managed is not None:
             self.managed.stop()
         self.aws.stop()

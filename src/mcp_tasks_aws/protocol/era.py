@@ -9,8 +9,8 @@ earlier). A *dual-era* server, as this one is, decides per request:
 - legacy: everything else (`initialize`, requests inside a legacy session, and requests that
   carry neither, which then need a session).
 
-This module only classifies; the method table (`server.McpServer`) is keyed by (era, method),
-so no handler ever asks which era it is in.
+This module only classifies; the method table (`server.methods.McpServer`) is keyed by
+(era, method), so no handler ever asks which era it is in.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from mcp_tasks_aws.protocol.errors import InvalidRequest, ParseError
 
@@ -154,3 +154,12 @@ def encoded_text_size(text: str | bytes) -> int:
     if isinstance(text, bytes):
         return len(text) + text.count(b'"') + text.count(b"\\")
     return len(text) + text.count('"') + text.count("\\")
+
+
+MAX_RESULT_BYTES: Final = 4_000_000
+"""The largest result a tool may return (inline, or as a task), in bytes as encoded in a response
+(`protocol.jsonrpc.encoded_size`). Lambda answers at most 6 MB, and a `tasks/get` carries the
+result as JSON inside the JSON string of the proxy response, where every quote and backslash is
+escaped again (a result of quotes doubles): a larger result could never be read back, so the
+task completes with a tool error saying so instead. The rest of a response (the task's fields,
+the headers) fits in what is left."""

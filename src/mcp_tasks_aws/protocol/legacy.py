@@ -4,7 +4,7 @@ A legacy session is stateless on the server: its `Mcp-Session-Id` is a sealed to
 `protocol.sealing`) carrying the negotiated version, the capabilities the client declared at
 `initialize` and a fingerprint of the caller. Any function instance opens it; only what must
 change after `initialize` (the log level, the end of the session) is stored, by
-`legacy.state`.
+`server.legacy.sessions`.
 
 Invariants:
 - a session opens only for the caller it was issued to; for anyone else it is unknown (404),

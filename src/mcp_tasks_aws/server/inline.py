@@ -11,7 +11,9 @@ call runs inline, becomes a task at once, or runs its prelude inline until
 `ctx.run_as_task()` and then becomes a task with the answers gathered so far. A client that did
 not opt in gets, for a tool the server would run as a task, the same task answered with a
 *handle* (an ordinary result naming it, `server.handles`), or -32021 where handles are off. A
-run that reaches the request's deadline answers a tool error saying so.
+run that reaches the request's deadline answers a tool error saying so, and a result larger
+than a task's may be (`tools.result_cap`: Lambda's 6 MB response, escapes included) one
+saying that.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from mcp_tasks_aws.protocol.errors import (
 from mcp_tasks_aws.protocol.request_state import RequestStateCodec, SealedRound, digest
 from mcp_tasks_aws.server.call import Call, HandleCreator, TaskCreator
 from mcp_tasks_aws.tools.context import ToolContext
-from mcp_tasks_aws.tools.deadline import DeadlineExceeded, time_limit
+from mcp_tasks_aws.tools.deadline import DeadlineExceeded, run_within
 from mcp_tasks_aws.tools.invoke import (
     check_argument_names,
     check_declared_arguments,
@@ -39,6 +41,7 @@ from mcp_tasks_aws.tools.invoke import (
 )
 from mcp_tasks_aws.tools.journal import STEP_PREFIX, BecomeTask, InputNeeded
 from mcp_tasks_aws.tools.registry import TaskPolicy, ToolSet, ToolSpec, text_result
+from mcp_tasks_aws.tools.result_cap import capped
 
 logger = logging.getLogger(__name__)
 
@@ -167,8 +170,7 @@ class InlineRunner:
         # asked through MRTR before the task exists, and their answers go with the task.
         ctx = self.context(call, journal, stop_at_task_boundary=tasks is not None)
         try:
-            with time_limit(call.deadline):
-                result = run_tool(spec, params.arguments, ctx)
+            result = run_within(call.deadline, lambda: run_tool(spec, params.arguments, ctx))
         except DeadlineExceeded:
             return {"resultType": "complete", **_out_of_time(spec, opted_in)}
         except InputNeeded as need:
@@ -177,7 +179,8 @@ class InlineRunner:
             if tasks is None:  # only raised when stop_at_task_boundary was set
                 raise
             return tasks.create(call, spec, params, ctx.consumed_answers)
-        return {"resultType": "complete", **result}
+        # Every era's inline answer, a retried round's included, passes here once.
+        return {"resultType": "complete", **capped(spec.name, result, answered="it returned")}
 
     def get_prompt(self, call: Call, params: m.GetPromptParams) -> dict[str, Any]:
         spec = self.toolset.prompts.get(params.name)
@@ -186,8 +189,7 @@ class InlineRunner:
         journal = self.replay_journal(call, params, spec.name, params.arguments)
         ctx = self.context(call, journal)
         try:
-            with time_limit(call.deadline):
-                result = run_prompt(spec, params.arguments, ctx)
+            result = run_within(call.deadline, lambda: run_prompt(spec, params.arguments, ctx))
         except DeadlineExceeded as exc:
             logger.warning("prompt %s ran out of time inline", spec.name)
             raise McpError(f"Prompt {spec.name} did not finish in time") from exc

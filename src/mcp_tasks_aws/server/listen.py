@@ -50,7 +50,7 @@ WINDOW_BYTES: Final = 5_000_000
 6 MB with room for the headers and the response's own fields."""
 WINDOW_PAYLOAD_BYTES: Final = 4_500_000
 """Of `WINDOW_BYTES`, what tasks' payloads may take: enough for the largest task result
-(`tasks.legs.MAX_RESULT_BYTES`), and the rest keeps room for a plain notification of every
+(`protocol.jsonrpc.MAX_RESULT_BYTES`), and the rest keeps room for a plain notification of every
 watched task."""
 PAYLOAD_FIELDS: Final = ("result", "inputRequests", "error")
 """What a `DetailedTask` adds to a `Task`: left out of a notification that does not fit."""

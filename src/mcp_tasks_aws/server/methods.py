@@ -144,13 +144,16 @@ class McpServer:
         deadline: float | None = None,
         streaming: bool = False,
         granted_scopes: frozenset[str] | None = None,
+        opening: Callable[[], Any] | None = None,
     ) -> Served:
         """Transport entry point, both eras: the message or stream, notifications, headers.
 
         Errors raise McpError. A stream (subscriptions/listen, a 2025-11-25 call that asks)
         yields whole messages, the last one being the response; its notifications travel in it.
         `granted_scopes` are what the caller's token grants (None: tools' scopes are not
-        enforced).
+        enforced). With `streaming`, an inline run's notifications go out as they are made: in
+        2026-07-28 always, in 2025-11-25 when given the `opening` its stream must start with
+        (the priming event of `server.legacy.questions`).
         """
         call = Call(
             request,
@@ -162,9 +165,10 @@ class McpServer:
             streaming=streaming,
             granted_scopes=granted_scopes,
         )
-        if streaming and era is Era.MODERN and request.method in LIVE_METHODS:
+        live = era is Era.MODERN or opening is not None
+        if streaming and live and request.method in LIVE_METHODS:
             # Progress and log notifications go out as the tool makes them (`server.live`).
-            result = serve_live(call, self.handle)
+            result = serve_live(call, self.handle, opening)
         else:
             result = self.handle(call)
         if isinstance(result, dict):

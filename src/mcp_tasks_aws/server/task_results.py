@@ -1,7 +1,7 @@
 """The typed results of the Tasks extension, and the one place they are serialized.
 
 Snake_case attributes with camelCase aliases, absent fields left out (but `ttlMs`, which the
-schema requires even when null). `tasks.wire` imports this module on the first task request,
+schema requires even when null). `server.tasks` imports this module on the first task request,
 not at cold start: defining the models costs a few milliseconds no inline request needs.
 """
 

@@ -3,8 +3,9 @@
 The only task module that knows the protocol's shapes. It checks what the protocol requires
 (the per-request opt-in), calls the use cases of `tasks.service` with the caller's principal,
 and turns their domain values and errors into wire results through the typed models of
-`tasks.results`, serialized in one place (`results.to_wire`). Those are imported on the first
-task request, not at cold start: defining them costs milliseconds no inline request needs.
+`server.task_results`, serialized in one place (`task_results.to_wire`). Those are imported on
+the first task request, not at cold start: defining them costs milliseconds no inline request
+needs.
 
 Errors: `task_error` is the one mapping from domain failures to JSON-RPC errors, for both
 eras (the 2025-11-25 methods pass their era for its wording): unknown, foreign and expired

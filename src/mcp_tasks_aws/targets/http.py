@@ -35,16 +35,16 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from mcp_tasks_aws.protocol.errors import InvalidParams
+from mcp_tasks_aws.protocol.jsonrpc import MAX_RESULT_BYTES
 from mcp_tasks_aws.targets.models import HttpTarget
 from mcp_tasks_aws.targets.ports import HttpAnswer, HttpRequest, TargetCalls
 from mcp_tasks_aws.targets.templates import render
 from mcp_tasks_aws.tasks.exceptions import TargetUnavailable
-from mcp_tasks_aws.tasks.legs import MAX_RESULT_BYTES
 
 _WITH_BODY = frozenset({"POST", "PUT", "PATCH"})
 MAX_BODY_BYTES: Final = MAX_RESULT_BYTES
 """The most of a 2xx body read: a longer one could not make a result (a task's or an inline
-one: `targets.results.capped`), so the rest is never read, nor held in memory."""
+one: `tools.result_cap.capped`), so the rest is never read, nor held in memory."""
 ERROR_BODY_BYTES: Final = 64 * 1024
 """The most of any other body read: its start is all an error result shows."""
 _DECODINGS: Final = 4

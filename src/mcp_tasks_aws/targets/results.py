@@ -6,10 +6,8 @@
 - A Lambda function error: `isError`, with the function's error type and message (never its
   stack trace); a failed execution's cause likewise (`cause_message`).
 - A non-2xx HTTP answer: `isError`, with the status and the body cut to `BODY_CHARS`.
-- Any of these larger than a task result may be (`capped`: `tasks.legs.MAX_RESULT_BYTES`,
-  counted as `protocol.jsonrpc.encoded_size` counts, escapes included): `isError` saying so.
-  Inline, the function's response would otherwise pass Lambda's 6 MB and the client would read
-  API Gateway's 5xx; in a task, the result could never be read back.
+- Any of these larger than a result may be: `isError` saying so (`targets.tools` passes every
+  one through `tools.result_cap.capped`).
 """
 
 from __future__ import annotations
@@ -18,7 +16,6 @@ import json
 import logging
 from typing import Any, Final
 
-from mcp_tasks_aws.protocol.jsonrpc import encoded_size
 from mcp_tasks_aws.tools.specs import text_result
 
 logger = logging.getLogger(__name__)
@@ -114,21 +111,6 @@ def parsed(payload: bytes, content_type: str | None = None) -> Any:
         return json.loads(text) if text.strip() else None
     except ValueError:
         return text
-
-
-def capped(tool: str, result: dict[str, Any]) -> dict[str, Any]:
-    """`result`, or a tool error saying it is larger than a result may be (module docstring)."""
-    from mcp_tasks_aws.tasks.legs import MAX_RESULT_BYTES  # the one cap, a task's as well
-
-    size = encoded_size(result)
-    if size <= MAX_RESULT_BYTES:
-        return result
-    logger.warning("tool %s: its target's answer of %d bytes (encoded) refused", tool, size)
-    return text_result(
-        f"Tool {tool}: its target answered {size / 1e6:.1f} MB (as encoded in a response); "
-        f"a result may be at most {MAX_RESULT_BYTES / 1e6:.1f} MB",
-        is_error=True,
-    )
 
 
 def body_too_large_result(

@@ -48,6 +48,7 @@ from mcp_tasks_aws.targets.templates import render
 from mcp_tasks_aws.tasks.exceptions import TargetUnavailable
 from mcp_tasks_aws.tools.context import ToolContext
 from mcp_tasks_aws.tools.registry import ToolSet
+from mcp_tasks_aws.tools.result_cap import capped
 from mcp_tasks_aws.tools.specs import TaskPolicy, ToolResult, ToolSpec
 
 LOGGED_CAUSE_CHARS: Final = 32 * 1024
@@ -104,7 +105,7 @@ class DeclaredCall:
 
     def __call__(self, arguments: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:
-            wire = results.capped(self.tool.name, self._run(self.binding.calls, arguments, ctx))
+            wire = capped(self.tool.name, self._run(self.binding.calls, arguments, ctx))
         except TargetUnavailable as exc:
             raise TargetCallFailed(f"Tool {self.tool.name}: {exc.message}") from exc
         return ToolResult(

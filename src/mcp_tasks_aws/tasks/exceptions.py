@@ -71,3 +71,14 @@ class TaskCancelled(BaseException):
     A BaseException, like asyncio.CancelledError, so a tool's `except Exception` does not
     swallow it.
     """
+
+
+class UnknownRun(TaskError, ValueError):
+    """A task names a run (`TaskRecord.run`, a stored item) that no run of the registry has:
+    an item written by a newer deployment, or damaged. It is an error, never read as another
+    run (`tasks.runs.registry`)."""
+
+    def __init__(self, name: str, task_id: str = "") -> None:
+        where = f"task {task_id}: " if task_id else ""
+        super().__init__(f"{where}unknown run {name[:40]!r}")
+        self.name = name

@@ -1,7 +1,8 @@
 """Running one leg of a task (the worker function's work).
 
-A leg replays the tool from the top with the task's journal of answers. It runs in one of two
-ways (see `tasks.transitions`):
+A leg replays the tool from the top with the task's journal of answers: the work of the
+`direct` and `legs` runs (`tasks.runs`). It runs in one of two ways (see `tasks.transitions`),
+told apart by the worker's event (a task token or none):
 
 - **Direct** (`run_direct`, an asynchronous invoke, no state machine): the leg `claim`s the
   task (a duplicated event finds it claimed and does nothing), runs the tool, and either ends
@@ -35,7 +36,7 @@ from collections.abc import Callable
 from typing import Any, Final, Literal, NamedTuple, TypeVar
 
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, to_error_object
-from mcp_tasks_aws.protocol.jsonrpc import encoded_size
+from mcp_tasks_aws.protocol.jsonrpc import MAX_RESULT_BYTES, encoded_size
 from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.exceptions import TaskCancelled, TaskTooLarge
 from mcp_tasks_aws.tasks.model import TaskRecord, now_ms
@@ -53,14 +54,6 @@ ITEM_RESULT_BUDGET: Final = 350_000
 """Results larger than this (bytes of JSON) go to the result store; DynamoDB items cap at 400 KB.
 The store may say there is less room on a given record (`result_room`): large arguments and
 answers take their share of the item."""
-
-MAX_RESULT_BYTES: Final = 4_000_000
-"""The largest result a task may return, in bytes as encoded in a response
-(`protocol.jsonrpc.encoded_size`). Lambda answers at most 6 MB, and a `tasks/get` carries the
-result as JSON inside the JSON string of the proxy response, where every quote and backslash is
-escaped again (a result of quotes doubles): a larger result could never be read back, so the
-task completes with a tool error saying so instead. The rest of a response (the task's fields,
-the headers) fits in what is left."""
 
 LegOutcome = Literal["parked", "done", "handed_over"]
 

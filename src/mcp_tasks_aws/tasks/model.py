@@ -25,7 +25,7 @@ from typing import Any, Final, Literal, NamedTuple
 from mcp_tasks_aws.protocol.names import TERMINAL_STATUSES, TaskStatus
 
 HeldBy = Literal["direct", "execution"]
-"""Who runs a task now: its direct leg, or a Step Functions execution (see `tasks.transitions`)."""
+"""Who holds a task now: its direct leg, or an execution (the fence of `tasks.transitions`)."""
 
 # Step Functions keeps a Standard execution at most a year; an unlimited task waits that long.
 MAX_WAIT_SECONDS: Final = 360 * 24 * 3600
@@ -93,17 +93,17 @@ class TaskRecord:
     tool_error: bool = False
     """The result is a tool error (`isError: true`), known without reading the result."""
     held_by: HeldBy = "execution"
-    """Who runs the task now: its direct leg, or a Step Functions execution (`transitions`)."""
+    """Who holds the task now: its direct leg (until an execution attaches), or an execution
+    (`transitions`: the fence of the moves only a direct leg may make)."""
     poll_interval_max_ms: int | None = None
     """The longest `pollIntervalMs` suggested as the task ages (None: always `poll_interval_ms`)."""
     execution_arn: str | None = None
-    """The declared workflow's execution that *is* the task's work (a managed Standard state
-    machine; None: the tool runs in this server's legs). Set at creation, never changed."""
-
-    @property
-    def runs_workflow(self) -> bool:
-        """Whether a declared workflow's execution does the task's work (see `tasks.workflow`)."""
-        return self.execution_arn is not None
+    """The execution that *is* the task's work, when its run has one from the start (a
+    declared workflow's Standard machine; None otherwise). Set at creation, never changed."""
+    run: str = "legs"
+    """What runs the task: a name of the run registry (`tasks.runs.registry`), chosen when
+    the task is created and never changed. A direct task stays `direct` after an execution
+    attaches (its `held_by` says so): that run is the `legs` run with another first leg."""
 
     @property
     def expires_at(self) -> int | None:

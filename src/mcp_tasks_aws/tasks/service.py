@@ -1,35 +1,37 @@
 """The task use cases a client drives: create, get, list, update, cancel (and refuse).
 
-Pure code over the ports (`TaskStore`, `Runner`, `ResultStore`); what each may change is
-`tasks.transitions`. Results are domain values (records, views); `tasks.wire` maps them to the
-protocol. Each use case is a few primitives, in an order chosen so a crash between two of them
-leaves a task that still answers and still ends:
+Pure code over the ports (`TaskStore`, `ResultStore`, and those of the runs); what each may
+change is `tasks.transitions`. What runs a task is its run (`tasks.runs`): the use cases ask it
+(start, resume, release) and never tell the runs apart. Results are domain values (records,
+views); `server.tasks` maps them to the protocol. Each use case is a few primitives, in an
+order chosen so a crash between two of them leaves a task that still answers and still ends:
 
-- create: put the record, then start its first leg: directly (an asynchronous invoke of the
-  worker, no state machine) unless no direct legs are configured or the tool opted out, else
-  its execution. If the start fails, the task is failed before the error is answered, so no
-  record stays `working` with nothing to run it; if that `fail` is refused because a leg has
-  moved the task on, the start landed and only its answer was lost (a timeout): the task is
+- create: the run is chosen (`Runs.for_spec`: a declared workflow's execution; else the
+  first leg directly, an asynchronous invoke of the worker, unless no direct legs are
+  configured or the tool opted out; else every leg in an execution), the record is put, named
+  after its run and holding what the run keeps from the start, then the run starts it. If
+  the start fails, the task is failed before the error is answered, so no record stays
+  `working` with nothing to run it; if that `fail` is refused because a leg has moved the
+  task on, the start landed and only its answer was lost (a timeout): the task is
   acknowledged. If the `fail` cannot be written either, the sweeper ends the task later. A
-  tool whose task is a declared workflow (`tasks.workflow`) starts that workflow's execution
-  instead, its ARN on the record from the first write and the task's capability in its input;
-  a start that fails is tried again and, failing still, `DescribeExecution` says whether it
-  landed unheard (`workflow.start_execution`); a declared machine that is missing or denied
-  fails the task at once with a message naming it and the AWS error code (the created task is
-  answered, already failed).
+  start whose target refused it (`TargetUnavailable`: a declared machine missing or denied)
+  fails the task at once with a message naming it and the AWS error code (the created task
+  is answered, already failed). A run may learn the truth of a start that did not answer
+  itself (a declared workflow asks `DescribeExecution`: `workflow.start_execution`).
 - put: a create whose `PutItem` landed though its answer was lost is retried by the SDK and
   refused (the id exists); the store recognises its own write (`put_new`), so it is one task.
-- update: one guarded write records the answers; if nothing is outstanding after it, the
-  execution is resumed with the stored token. Only the write that answered the last key sees
-  nothing outstanding, so only one caller resumes; a retried update after a failed resume
-  resumes again (a used token is reported stale, never raised). A workflow whose waiting
-  state timed out before the answer came has a dead token: the update that answered records
-  that the answer was not delivered in the task's statusMessage (the ack stays an ack).
-- cancel: the durable cancel marker first (the task is `cancelled` from that moment), then the
-  execution is interrupted (waiting for input) or stopped (working). A retried cancel releases
-  the execution again, in case the first one failed after its marker. A task its direct leg
-  still holds has no execution to release: the leg notices at its next report, and an
-  execution it started notices before it attaches.
+- update: one guarded write records the answers; if nothing is outstanding after it, the run
+  resumes the task with what its park stored (the token). Only the write that answered the
+  last key sees nothing outstanding, so only one caller resumes; a retried update after a
+  failed resume resumes again (a used token is reported stale, never raised). A workflow
+  whose waiting state timed out before the answer came has a dead token: the update that
+  answered records that the answer was not delivered in the task's statusMessage (the ack
+  stays an ack).
+- cancel: the durable cancel marker first (the task is `cancelled` from that moment), then
+  the run releases the work (an execution waiting for input is interrupted, a working one
+  stopped). A retried cancel releases it again, in case the first one failed after its
+  marker. A task its direct leg still holds has nothing to release: the leg notices at its
+  next report, and an execution it started notices before it attaches.
 
 Unknown, foreign and expired tasks all raise TaskNotFound; foreign ones exactly like unknown.
 """
@@ -65,6 +67,8 @@ from mcp_tasks_aws.tasks.ports import (
     TaskStore,
     Workflows,
 )
+from mcp_tasks_aws.tasks.runs.base import RunPorts
+from mcp_tasks_aws.tasks.runs.registry import Runs
 from mcp_tasks_aws.tools.journal import ELICIT, LIST_ROOTS, SAMPLE, form_problem, validate_answer
 from mcp_tasks_aws.tools.registry import ToolSpec
 
@@ -103,10 +107,11 @@ class TaskView(NamedTuple):
 
 
 class TaskService:
-    """Create, read, answer and cancel tasks on a TaskStore and a Runner.
+    """Create, read, answer and cancel tasks on a TaskStore, whatever runs them.
 
-    With `direct_legs`, a tool's first leg runs directly (see the module docstring) unless the
-    tool opted out (`ToolSpec.direct`). `default_poll_interval_ms` and
+    The ports (`runner`, `direct_legs`, `workflows`, `door_keys`, and `run_adapters`: ports of
+    further runs, by run name) are what the runs are given (`tasks.runs`): with `direct_legs`,
+    a tool's first leg runs directly unless the tool opted out. `default_poll_interval_ms` and
     `max_poll_interval_ms` bound the poll interval suggested as a task ages, unless the tool
     sets its own.
     """
@@ -120,6 +125,7 @@ class TaskService:
         results: ResultStore | None = None,
         workflows: Workflows | None = None,
         door_keys: workflow.DoorKeys | None = None,
+        run_adapters: Mapping[str, Any] | None = None,
         default_ttl_ms: int | None = 24 * 3600 * 1000,
         max_ttl_ms: int | None = 30 * 24 * 3600 * 1000,
         default_poll_interval_ms: int = 500,
@@ -134,6 +140,7 @@ class TaskService:
         self.results = results
         self.workflows = workflows
         self.door_keys = door_keys
+        self.run_adapters = dict(run_adapters or {})
         self.default_ttl_ms = default_ttl_ms
         self.max_ttl_ms = max_ttl_ms
         self.default_poll_interval_ms = default_poll_interval_ms
@@ -161,16 +168,10 @@ class TaskService:
         if len(json.dumps(arguments)) > MAX_ARGUMENTS_BYTES:
             raise TaskArgumentsTooLarge()
         now = self.clock()
-        direct_legs = self.direct_legs if spec.direct and spec.workflow is None else None
-        task_id = new_task_id()
-        execution_arn = None
-        if spec.workflow is not None:
-            if self.workflows is None:
-                raise RuntimeError(f"{spec.label} runs a workflow, but none can be started")
-            execution_arn = workflow.execution_arn_for(spec.workflow.machine_arn, task_id)
+        run = self.runs().for_spec(spec)
         floor = spec.poll_interval_ms or self.default_poll_interval_ms
-        record = TaskRecord(
-            task_id=task_id,
+        blank = TaskRecord(
+            task_id=new_task_id(),
             owner=owner,
             tool=spec.name,
             arguments=arguments,
@@ -183,25 +184,15 @@ class TaskService:
             poll_interval_max_ms=max(floor, spec.max_poll_interval_ms or self.max_poll_interval_ms),
             answers=dict(journal or {}),
             asked_keys=frozenset(journal or {}),
-            held_by="execution" if direct_legs is None else "direct",
-            execution_arn=execution_arn,
+            run=run.name,
         )
+        record = run.prepare(blank, spec)
         try:
             self.store.put_new(record)  # TaskAlreadyExists: 128 random bits collided, a broken RNG
         except TaskTooLarge as exc:
             raise TaskCallTooLarge() from exc  # nothing was written: the call is refused
         try:
-            if spec.workflow is not None:
-                assert self.workflows is not None
-                payload = spec.workflow.execution_input(record.task_id, arguments)
-                if self.door_keys is not None:
-                    payload[workflow.CAPABILITY_KEY] = self.door_keys.issue(record)
-                machine = spec.workflow.machine_arn
-                workflow.start_execution(self.workflows, machine, record, payload, sleep=self.sleep)
-            elif direct_legs is not None:
-                direct_legs.start(record.task_id)
-            else:
-                self.runner.start(record.task_id, record.wait_seconds(now))
+            run.start(record, spec)
         except TargetUnavailable as exc:
             # The declared machine is missing or denied: the task ends now, saying so.
             error = {"code": INTERNAL_ERROR, "message": f"The task could not start: {exc}"}
@@ -388,31 +379,7 @@ class TaskService:
         ):
             # Every outstanding request is answered: resume. A retried update after a resume
             # that failed gets here too and resumes again; a used token is reported stale.
-            if record.runs_workflow:
-                self._resume_workflow(record, answered)
-            else:
-                self.runner.resume(record.task_token, record.wait_seconds(now))
-
-    def _resume_workflow(self, record: TaskRecord, answered: bool) -> None:
-        """The workflow's waiting state gets the answer as its output, or fails with a named
-        error for a declined or dismissed elicitation (its Catch decides what follows).
-
-        A dead token after this update's own answer landed means the state stopped waiting
-        first (it timed out): the task says the answer was not delivered. After a retried
-        update (`answered` False) a dead token is the first resume's doing: nothing to say.
-        """
-        if self.workflows is None:
-            raise RuntimeError(f"task {record.task_id} runs a workflow, but none is configured")
-        if workflow.resume(self.workflows, record) or not answered:
-            return
-        logger.warning("task %s: an answer reached a workflow that stopped waiting", record.task_id)
-        # Fenced by the leg: a new question the workflow asked meanwhile wins. The answer is
-        # recorded already; a note that cannot be written is logged, not answered as an error.
-        moved = transitions.report(record.leg, workflow.STALE_ANSWER_MESSAGE, self.clock())
-        try:
-            self.store.apply(record.task_id, *moved)
-        except Exception:
-            logger.warning("task %s: the note was not written", record.task_id, exc_info=True)
+            self.runs().of(record).resume(record, answered)
 
     # -- cancel -------------------------------------------------------------------------------
 
@@ -426,7 +393,7 @@ class TaskService:
         if changed or record.status == "cancelled":
             # The marker is durable now; what follows only saves compute. A retried cancel
             # gets here too: the first one may have failed after writing its marker.
-            self._release_execution(record)
+            self.runs().of(record).release(record)
         return Applied(record, changed)
 
     def refuse(
@@ -440,34 +407,25 @@ class TaskService:
         outcome = self.store.apply(task_id, *transitions.refuse(owner, key, method, error, now))
         record = self._owned(outcome, owner, now)
         if outcome is not None and outcome.changed:
-            self._release_execution(record)
+            self.runs().of(record).release(record)
             return True
         return False
 
-    def _release_execution(self, record: TaskRecord) -> None:
-        """End a cancelled (or refused) task's execution: fail its wait for input, or stop it.
-
-        The task is already over for good; failing here only leaves compute running (a
-        working leg notices at its next report, a parked one waits out its TTL), so it is
-        logged, not raised. A retried cancel tries again.
-        """
-        if record.held_by == "direct":
-            return  # no execution holds it: the leg, or the execution it starts, notices
-        if record.execution_arn is not None and self.workflows is not None:
-            workflow.release(self.workflows, record, record.execution_arn)
-            return
-        try:
-            token = record.task_token if record.waiting_on_token else None
-            if token is not None and self.runner.interrupt(token):
-                return
-            self.runner.stop(record.task_id)
-        except Exception:
-            logger.warning(
-                "task %s has ended (%s) but its execution was not released",
-                record.task_id,
-                record.status,
-                exc_info=True,
+    def runs(self) -> Runs:
+        """The runs of this service's tasks, over its ports as they are now (a test may swap
+        one: `direct_legs = None` turns direct legs off)."""
+        return Runs(
+            RunPorts(
+                self.store,
+                runner=self.runner,
+                direct_legs=self.direct_legs,
+                workflows=self.workflows,
+                door_keys=self.door_keys,
+                clock=self.clock,
+                sleep=self.sleep,
+                adapters=self.run_adapters,
             )
+        )
 
     # -- lookups ------------------------------------------------------------------------------
 

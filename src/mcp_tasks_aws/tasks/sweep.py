@@ -12,12 +12,12 @@ A task is stranded when, read consistently:
 - it was last updated longer than `stranded_after_ms` ago, more than a leg may run (a first
   leg that reports keeps it fresh; a direct event delayed that long is dropped: its claim
   finds the task failed);
-- no execution runs it (`Runner.is_running`; a task its direct leg created, still at leg 0,
-  cannot have one, so nothing is asked). A declared workflow's task (`execution_arn`) asks
-  its own execution (`Workflows.describe`): one that does not exist never started, and the
-  task is failed; one that runs is *adopted* (`transitions.adopt`: its leg moves on, so a
-  workflow silent for hours is looked at once, not at every sweep); one that ended is left
-  to the reconciler, whose event settles it.
+- nothing runs it: its run is asked (`Run.may_be_running`, `tasks.runs`). The legs run asks
+  its execution (`Runner.is_running`); a direct task still at leg 0 cannot have one, so
+  nothing is asked; a declared workflow asks its own execution (`Workflows.describe`): one
+  that does not exist never started, and the task is failed; one that runs is *adopted*
+  (`transitions.adopt`: its leg moves on, so a workflow silent for hours is looked at once,
+  not at every sweep); one that ended is left to the reconciler, whose event settles it.
 A claimed direct leg still running is never a candidate: its claim stamps no update time, so
 its age says nothing; its end, or its failure (the reconciler's), settles it.
 Then one write (`transitions.lose_stranded`) fails it, fenced by the leg, the version and the
@@ -31,13 +31,15 @@ tasks), never from a scan of the table (docs/cost-and-scale.md).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Final, NamedTuple
+from collections.abc import Callable, Mapping
+from typing import Any, Final, NamedTuple
 
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR
 from mcp_tasks_aws.tasks import transitions
 from mcp_tasks_aws.tasks.model import TaskRecord, now_ms
 from mcp_tasks_aws.tasks.ports import Runner, TaskStore, Workflows
+from mcp_tasks_aws.tasks.runs.base import RunPorts
+from mcp_tasks_aws.tasks.runs.registry import Runs
 
 logger = logging.getLogger(__name__)
 
@@ -75,37 +77,26 @@ def is_stranded(record: TaskRecord, now: int, stranded_after_ms: int) -> bool:
     )
 
 
-def _may_have_an_execution(record: TaskRecord) -> bool:
-    """Whether an execution may run the task (a task its direct leg holds at leg 0 cannot)."""
-    return record.held_by == "execution" or record.leg != transitions.FIRST_LEG
-
-
-def _workflow_runs(workflows: Workflows | None, record: TaskRecord) -> str | None:
-    """A declared workflow's task: `lost` (its execution never started), `running`, or None
-    (it ended: the reconciler's; or no workflow port, so nothing can be said)."""
-    assert record.execution_arn is not None
-    if workflows is None:
-        return None
-    status = workflows.describe(record.execution_arn)
-    if status is None:
-        return "lost"
-    return "running" if status == "RUNNING" else None
-
-
 def sweep_stranded(
     store: TaskStore,
     runner: Runner,
     *,
     workflows: Workflows | None = None,
+    adapters: Mapping[str, Any] | None = None,
     stranded_after_ms: int = DEFAULT_STRANDED_AFTER_MS,
     clock: Callable[[], int] = now_ms,
     limit: int = MAX_SWEPT,
 ) -> Swept:
     """Fail every stranded task among the candidates; raise SweepIncomplete (after trying all)
     if any could not be settled, so the function's error alarm sees a sweep that keeps failing.
-    `workflows` answers for declared workflows' tasks (without it they are left alone).
+    `workflows` answers for declared workflows' tasks (without it they are left alone),
+    `adapters` for further runs' (`RunPorts.adapters`).
     """
     now = clock()
+    ports = RunPorts(
+        store, runner=runner, workflows=workflows, clock=clock, adapters=adapters or {}
+    )
+    runs = Runs(ports)
     # `unstarted` takes tasks updated strictly before its bound; is_stranded includes it.
     candidates = store.unstarted(now - stranded_after_ms + 1, limit)
     failed: list[str] = []
@@ -116,14 +107,11 @@ def sweep_stranded(
             if not is_stranded(record, now, stranded_after_ms):
                 continue  # claimed, ended or written since the index was read
             try:
-                if record.execution_arn is not None:
-                    runs = _workflow_runs(workflows, record)
-                    if runs == "running":  # out of the candidates: looked at once
-                        store.apply(record.task_id, *transitions.adopt(record, clock()))
-                    if runs != "lost":
-                        continue
-                elif _may_have_an_execution(record) and runner.is_running(record.task_id):
-                    continue  # an execution runs it: the reconciler's, if it is lost
+                liveness = runs.of(record).may_be_running(record)
+                if liveness == "adopt":  # out of the candidates: looked at once
+                    store.apply(record.task_id, *transitions.adopt(record, clock()))
+                if liveness != "stranded":
+                    continue  # it runs (its end or the reconciler settles it), or it ended
                 outcome = store.apply(
                     record.task_id, *transitions.lose_stranded(record, STRANDED_ERROR, clock())
                 )

@@ -41,12 +41,14 @@ with the pure functions :func:`allows` and :func:`applied` at the bottom of this
     active = working or input_required; waiting = input_required.
     direct = the task is held by its direct leg (`heldBy` direct), no execution holds it yet.
 
-Two ways to run a leg. A task is created `heldBy` direct (its first leg runs in an asynchronous
-Lambda invoke, no state machine) or `heldBy` execution (a Step Functions execution runs every
-leg). The direct leg `claim`s the task first (once: a duplicated event finds leg 0 gone), runs
-the tool and ends it (`complete`, `fail`: no execution at all) or `park`s it without a token and
-starts the execution; that execution's first leg `attach`es its token and holds the task from
-then on. The reconciler settles what no one will end: `lose` after an execution ended, and
+Who holds a task is not what runs it: the run (`TaskRecord.run`, `tasks.runs`) is chosen at
+creation and never changes; the hold is what the moves below are fenced by. Two ways to run a
+leg. A task is created `heldBy` direct (its first leg runs in an asynchronous Lambda invoke,
+no state machine) or `heldBy` execution (a Step Functions execution runs every leg). The
+direct leg `claim`s the task first (once: a duplicated event finds leg 0 gone), runs the tool
+and ends it (`complete`, `fail`: no execution at all) or `park`s it without a token and starts
+the execution; that execution's first leg `attach`es its token and holds the task from then
+on. The reconciler settles what no one will end: `lose` after an execution ended, and
 `lose_direct` after a direct invoke failed (a crash, a timeout, an event too old), which holds
 only while no execution holds the task. The sweeper (`tasks.sweep`) settles what even the
 reconciler never hears of: a task whose start failed and whose compensating `fail` failed too

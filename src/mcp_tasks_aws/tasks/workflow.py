@@ -13,10 +13,15 @@ transition table (`tasks.transitions`), so a task cancelled meanwhile stays canc
   with a named error instead (`DECLINED`, `CANCELLED`), so its Catch decides what follows.
 - **report** (`WorkflowDoors.report`): `report` sets the statusMessage (progress numbers
   first, as `ctx.report` writes them).
-- **settle** (`tasks.reconcile.settle_workflow_end`, the reconciler on the execution's
-  status-change event): SUCCEEDED `complete`s the task with the output as the declaration maps
-  it; FAILED, TIMED_OUT and ABORTED `lose` it with a JSON-RPC error carrying the execution's
-  error and cause, or complete it with a tool error where the declaration names that error.
+- **settle** (`tasks.runs.workflow.WorkflowRun.settle_lost`, the reconciler on the
+  execution's status-change event): SUCCEEDED `complete`s the task with the output as the
+  declaration maps it; FAILED, TIMED_OUT and ABORTED `lose` it with a JSON-RPC error carrying
+  the execution's error and cause, or complete it with a tool error where the declaration
+  names that error.
+
+This module holds the workflow's side of its task (the doors, the capability, the start, the
+resume and the release); `tasks.runs.workflow` is the run that the use cases, the reconciler
+and the sweeper ask.
 
 Only the task's own execution may use the doors: every call names its execution, which must
 be the one on the record, and carries the task's *capability* (`DoorKeys`): a token sealed to

@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from mcp_tasks_aws.protocol.argument_names import closes, unknown_argument_message, unknown_names
 from mcp_tasks_aws.protocol.errors import InvalidParams, McpError
 from mcp_tasks_aws.tools.context import ToolContext
+from mcp_tasks_aws.tools.deadline import awaited_within
 from mcp_tasks_aws.tools.journal import BecomeTask, InputNeeded
 from mcp_tasks_aws.tools.specs import (
     PromptSpec,
@@ -119,7 +120,8 @@ def _call(fn: Any, is_async: bool, kwargs: dict[str, Any]) -> Any:
     if is_async:
         import asyncio  # only tools that need an event loop pay for importing one
 
-        return asyncio.run(fn(**kwargs))
+        # Under an inline deadline, an await past it is cancelled on the loop (`deadline`).
+        return asyncio.run(awaited_within(fn(**kwargs)))
     return fn(**kwargs)
 
 

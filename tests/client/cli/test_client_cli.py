@@ -35,7 +35,13 @@ def env(**extra: str) -> dict[str, str]:
     return {**base, **extra}
 
 
-def run(*args: str, stdin: str = "", timeout: float = 30, **extra_env: str) -> Run:
+# Bounds on a hang, not on speed: `make test` runs its parts side by side on 2 cores, where a
+# CLI process (about a second of imports alone) may wait for a core for a while.
+RUN_TIMEOUT_S = 60
+SCENARIO_TIMEOUT_S = 300
+
+
+def run(*args: str, stdin: str = "", timeout: float = RUN_TIMEOUT_S, **extra_env: str) -> Run:
     return subprocess.run(
         [*CLI, *args],
         input=stdin,
@@ -83,7 +89,7 @@ def interrupt(url: str, answer: bytes, *arguments: str) -> tuple[int, str, str]:
         process.send_signal(signal.SIGINT)
         process.stdin.write(answer)
         process.stdin.flush()
-        _, rest = process.communicate(timeout=20)
+        _, rest = process.communicate(timeout=RUN_TIMEOUT_S)
     finally:
         process.kill()
     task_id = lines[0].decode().split()[1]  # "task ID started (slow_compute)"
@@ -113,14 +119,14 @@ def call_json(url: str) -> dict[str, Any]:
 
 def form(url: str) -> dict[str, Any]:
     return {
-        "accept": run("call", url, "confirm_delete", "filename=x.txt", stdin="a\ny\n"),
+        "accept": run("call", url, "confirm_delete", "filename=x.txt", stdin="y\n"),
         "decline": run("call", url, "confirm_delete", "filename=y.txt", stdin="d\n"),
         "before_task": run("call", url, "test_tool_with_task", stdin="a\nAda\n"),
     }
 
 
 def json_input(url: str) -> dict[str, Any]:
-    in_task = run("call", "--json", url, "confirm_delete", "filename=z.txt", stdin="a\ny\n")
+    in_task = run("call", "--json", url, "confirm_delete", "filename=z.txt", stdin="y\n")
     task_id = json.loads(in_task.stdout)["error"]["taskId"] if in_task.returncode == 5 else None
     return {
         "in_task": in_task,
@@ -230,7 +236,7 @@ def outcome_of(
     scenarios: dict[str, Future[dict[str, Any]]],
 ) -> Callable[[str], dict[str, Any]]:
     """The outcome of a scenario, by name."""
-    return lambda name: scenarios[name].result(timeout=120)
+    return lambda name: scenarios[name].result(timeout=SCENARIO_TIMEOUT_S)
 
 
 @pytest.fixture
@@ -300,7 +306,7 @@ def test_form(outcome: dict[str, Any]) -> None:
     assert accept.returncode == 0, accept.stderr
     assert accept.stdout == "Deleted x.txt.\n"
     assert "The server asks: Delete x.txt?" in accept.stderr
-    assert "confirm [y/n]" in accept.stderr
+    assert "confirm [y/n; d declines, c cancels]" in accept.stderr
     assert outcome["decline"].stdout == "Kept y.txt.\n"
     before_task = outcome["before_task"]  # asked through MRTR, before the task exists
     assert before_task.returncode == 0, before_task.stderr

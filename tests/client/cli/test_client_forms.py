@@ -164,3 +164,44 @@ async def test_a_url_elicitation_shows_the_url() -> None:
     script = Script("a")
     assert (await confirm_url(params, script)).action == "accept"
     assert any("https://example.com/auth" in line for line in script.shown)
+
+
+CONFIRM = ElicitRequestFormParams(
+    message="Promote billing 1.4.2 to production?",
+    requested_schema={
+        "type": "object",
+        "properties": {"approve": {"type": "boolean", "description": "Promote to production"}},
+        "required": ["approve"],
+    },
+)
+
+
+@pytest.mark.parametrize(
+    ("answers", "action", "content"),
+    [
+        (["y"], "accept", {"approve": True}),
+        (["no"], "accept", {"approve": False}),
+        (["maybe", "yes"], "accept", {"approve": True}),
+        (["d"], "decline", None),
+        (["c"], "cancel", None),
+        ([None], "cancel", None),
+    ],
+    ids=["y", "no", "asked-again", "decline", "cancel", "end-of-input"],
+)
+async def test_a_yes_no_form_is_one_question(
+    answers: list[str | None], action: str, content: dict[str, bool] | None
+) -> None:
+    # "answer y" is one answer: the form's one boolean field, accepted with it
+    script = Script(*answers)
+    result = await fill_form(CONFIRM, script)
+    assert (result.action, result.content) == (action, content)
+    asked = [line for line in script.shown if line.endswith(": ")]
+    assert asked[0] == "  approve [y/n; d declines, c cancels]: "
+    assert len(asked) == len(answers)
+
+
+async def test_a_yes_no_form_takes_its_default_on_enter() -> None:
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean", "default": True}}}
+    params = CONFIRM.model_copy(update={"requested_schema": schema})
+    result = await fill_form(params, Script(""))
+    assert (result.action, result.content) == ("accept", {"ok": True})

@@ -1,5 +1,6 @@
 """The whole sign-in on one machine: the embedded stack in AuthMode OAUTH with its local
-authorization server, the official SDK client (through `client.auth`) and the `mcp-tasks` CLI.
+authorization server, the official SDK client (through `client.cli.sign_in`) and the
+`mcp-tasks` CLI.
 
 A person at a browser is played by `scripts/headless_browser.py`: the SDK client calls it as its
 redirect handler, the CLI reaches it through `$BROWSER`, as it would reach a real browser.
@@ -187,3 +188,23 @@ def test_the_cli_token_option_still_works_and_skips_sign_in(
     assert not TokenCache(stack.url, other).path.exists()
     refused = cli(stack, other, "tools", "--token", "not-a-token", browser="false")
     assert refused.returncode != 0
+
+
+def test_json_without_a_usable_token_fails_at_once_with_the_sign_in_command(
+    stack: EmbeddedStack, tmp_path: Path
+) -> None:
+    # Given no sign-in yet, and a browser that would sign in if it were opened
+    done = cli(stack, tmp_path, "tools", "--json")
+    # Then --json (which never prompts) does not open it: it fails, naming the command to run
+    assert done.returncode == 3
+    assert json.loads(done.stdout) == {
+        "error": {
+            "kind": "sign_in",
+            "message": f"{stack.url} wants a sign-in, which --json never starts: run "
+            f"mcp-tasks login {stack.url} first (or pass --token)",
+        }
+    }
+    assert "tokens" not in cached(tmp_path, stack.url)  # (the client registration is kept)
+    # And once signed in, --json uses the cached token
+    assert cli(stack, tmp_path, "login").returncode == 0
+    assert cli(stack, tmp_path, "tools", "--json", browser="false").returncode == 0

@@ -8,7 +8,7 @@
     mcp-tasks templates URL                  its resource templates
     mcp-tasks read URL URI                   a resource's contents (binary saved to a file)
 
-Each is a method of `BrowseCommands`, which `cli.Cli` mixes in; what they print is `display`'s.
+Each is a method of `BrowseCommands`, which `cli.main.Cli` mixes in; what they print is `display`'s.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def _prompt_schema(prompt: Prompt) -> dict[str, Any]:
 
 
 class BrowseCommands:
-    """Commands that list and read what a server offers (mixed into `cli.Cli`)."""
+    """Commands that list and read what a server offers (mixed into `cli.main.Cli`)."""
 
     args: argparse.Namespace
     output: Output

@@ -11,7 +11,8 @@ This module owns two things the CLI needs and nothing else:
   with formats and lengths, numbers and integers with bounds, booleans, single- and
   multi-select enums in all their spellings, defaults, required fields) asked field by field
   through a small `FormIO` (the CLI's terminal; a script in tests), ending in an `ElicitResult`
-  whose action is accept, decline or cancel.
+  whose action is accept, decline or cancel. A form of one boolean field (a confirmation) is
+  one question: `y` or `n` answers it, `d` declines, `c` cancels.
 
 Parsing is pure (`coerce`, `parse_arguments`); only `fill_form` / `confirm_url` do I/O, through
 the `FormIO` they are given.
@@ -278,7 +279,17 @@ def parse_arguments(words: Sequence[str], input_schema: dict[str, Any] | None) -
             raise ArgumentError(f"{key}: {exc}") from None
     missing = [k for k in schema.get("required") or [] if k not in arguments]
     if missing:
-        raise ArgumentError("missing required argument(s): " + ", ".join(missing))
+        problem = "missing required argument(s): " + ", ".join(missing)
+        # A required argument is most often missing because it was misspelt: name the typo.
+        unknown = unknown_names(schema, arguments)
+        if unknown:
+            guess = closest_name(unknown[0], missing) or closest_name(unknown[0], properties)
+            if guess is not None:
+                problem += f"; unknown argument {unknown[0]!r}: did you mean {guess!r}?"
+            else:
+                known = ", ".join(properties) or "none"
+                problem += f"; unknown argument {unknown[0]!r} (the tool takes: {known})"
+        raise ArgumentError(problem)
     return arguments
 
 
@@ -396,12 +407,47 @@ async def _ask_field(io: FormIO, name: str, prop: dict[str, Any], required: bool
 _MISSING: Any = object()
 
 
+def _yes_no(properties: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The one boolean field of a form that is a yes/no question, if it is one."""
+    if len(properties) != 1:
+        return None
+    name, prop = next(iter(properties.items()))
+    return (name, prop) if isinstance(prop, dict) and _types(prop) == ["boolean"] else None
+
+
+async def _ask_yes_no(io: FormIO, name: str, prop: dict[str, Any]) -> ElicitResult:
+    """A yes/no form as one question: y or n accepts with that value, d declines, c (or the
+    end of input) cancels, Enter takes the default if there is one."""
+    io.say("  " + _label(name, prop, required=False).replace("(boolean)", "(yes/no)"))
+    default = prop.get("default")
+    hint = f"; Enter: {_default_text(default)}" if isinstance(default, bool) else ""
+    while True:
+        answer = await io.ask(f"  {name} [y/n; d declines, c cancels{hint}]: ")
+        if answer is None:
+            io.say(END_OF_INPUT)
+            return ElicitResult(action="cancel")
+        text = answer.strip().casefold()
+        if text == "" and isinstance(default, bool):
+            return ElicitResult(action="accept", content={name: default})
+        if text in _TRUE or text in _FALSE:
+            return ElicitResult(action="accept", content={name: text in _TRUE})
+        if text in ("d", "decline"):
+            return ElicitResult(action="decline")
+        if text in ("c", "cancel"):
+            return ElicitResult(action="cancel")
+        io.say("    please answer y or n (d declines, c cancels)")
+
+
 async def fill_form(params: ElicitRequestFormParams, io: FormIO) -> ElicitResult:
-    """Ask the form's fields in order and return the person's answer."""
+    """Ask the form's fields in order and return the person's answer; a form of one boolean
+    field is one yes/no question (`_ask_yes_no`)."""
     io.say(f"The server asks: {params.message}")
     schema = params.requested_schema or {}
     properties: dict[str, Any] = schema.get("properties") or {}
     required = {k for k in schema.get("required") or [] if isinstance(k, str)}
+    yes_no = _yes_no(properties)
+    if yes_no is not None:
+        return await _ask_yes_no(io, *yes_no)
     action = await _ask_action(io, "Respond?")
     if action != "accept":
         return ElicitResult(action=action)

@@ -96,6 +96,7 @@ from mcp_tasks_aws.client.cli.forms import (
 from mcp_tasks_aws.client.cli.history import History
 from mcp_tasks_aws.client.cli.sign_in import (
     SIGN_IN_ERRORS,
+    SignInNeeded,
     TokenCache,
     add_sign_in_arguments,
     auth_for,
@@ -190,7 +191,13 @@ class Cli(BrowseCommands):
         extension = TasksExtension(
             cancel_if_abandoned=False, wait_mode="poll" if self.args.poll else "listen"
         )
-        auth = None if self.args.token else auth_for(self.args, self.console.err)
+        # --json never prompts, so it never opens a browser either (`login` is asked for).
+        interactive = not (self.json and self.args.command != "login")
+        auth = (
+            None
+            if self.args.token
+            else auth_for(self.args, self.console.err, interactive=interactive)
+        )
         return connect(
             self.args.url,
             token=self.args.token,
@@ -674,6 +681,8 @@ def _report(cli: Cli, exc: Exception) -> int:
         raise exc
     if isinstance(leaf, MCPError):
         return cli.protocol_error(leaf)
+    if isinstance(leaf, SignInNeeded):
+        return cli.output.error("sign_in", str(leaf), EXIT_FAILED)
     if isinstance(leaf, SIGN_IN_ERRORS):
         return cli.output.error("sign_in", f"sign-in failed: {leaf}", EXIT_FAILED)
     explained = cli.explain(leaf)

@@ -57,6 +57,11 @@ from mcp.shared.auth import (
 )
 from pydantic import AnyUrl, ValidationError
 
+
+class SignInNeeded(OAuthFlowError):
+    """The server wants a sign-in that this command may not start (`--json` never prompts)."""
+
+
 SIGN_IN_ERRORS = (OAuthFlowError, OAuthTokenError, OAuthRegistrationError)
 """What a failed sign-in raises (the CLI reports them as one line, exit code 3)."""
 
@@ -64,6 +69,7 @@ __all__ = [
     "CALLBACK_PORT",
     "SIGN_IN_ERRORS",
     "LoopbackCallback",
+    "SignInNeeded",
     "TokenCache",
     "add_sign_in_arguments",
     "auth_for",
@@ -412,8 +418,25 @@ def sign_in_defaults(args: argparse.Namespace, env: dict[str, str] | None = None
             setattr(args, key, value)
 
 
-def auth_for(args: argparse.Namespace, err: TextIO = sys.stderr) -> OAuthClientProvider:
-    """The sign-in for a command's URL and options (tokens cached per server)."""
+def no_browser(url: str) -> Callable[[str], Any]:
+    """A redirect handler for commands that never prompt: the sign-in stops, naming `login`.
+
+    A cached token, or a refresh of it, needs no browser and never comes here."""
+
+    async def handler(authorization_url: str) -> None:
+        raise SignInNeeded(
+            f"{url} wants a sign-in, which --json never starts: run mcp-tasks login {url} "
+            "first (or pass --token)"
+        )
+
+    return handler
+
+
+def auth_for(
+    args: argparse.Namespace, err: TextIO = sys.stderr, *, interactive: bool = True
+) -> OAuthClientProvider:
+    """The sign-in for a command's URL and options (tokens cached per server); not
+    `interactive`, a sign-in that needs the browser fails at once (`no_browser`)."""
     # The SDK logs a failed flow with its traceback; the command reports it in one line.
     logging.getLogger("mcp.client.auth").addHandler(logging.NullHandler())
     logging.getLogger("mcp.client.auth").propagate = False
@@ -423,5 +446,5 @@ def auth_for(args: argparse.Namespace, err: TextIO = sys.stderr) -> OAuthClientP
         client_secret=args.client_secret,
         client_metadata_url=args.client_metadata_url,
         callback=LoopbackCallback(port=args.callback_port, timeout=args.sign_in_timeout),
-        redirect_handler=open_browser(err),
+        redirect_handler=open_browser(err) if interactive else no_browser(args.url),
     )

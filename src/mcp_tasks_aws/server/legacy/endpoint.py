@@ -12,7 +12,9 @@ table, at the (legacy, method) entries `legacy.methods` registers.
 - One consistent read of the session's state per message (to see an ended session).
 - A `tools/call` or `prompts/get` in a session that declared what a question needs
   (elicitation, sampling or roots) needs a client that accepts `text/event-stream`, where
-  questions travel: 406 before it runs otherwise.
+  questions travel: 406 before it runs otherwise. On a host whose answers stream, such a
+  call's notifications go out as they are made, after its priming event
+  (`InlineQuestions.live`).
 - A client's JSON-RPC response is routed by its id (sealed by `StreamIds`) to the route that
   asked: `in` (inline questions, `legacy.questions`) or `task` (a task's questions, sent on
   its `tasks/result` stream, `legacy.task_results`, or on a `tasks/get` answer's stream,
@@ -49,6 +51,7 @@ from mcp_tasks_aws.server.legacy.questions import (
     StreamIds,
 )
 from mcp_tasks_aws.server.legacy.sessions import LegacySessionStore, SessionState
+from mcp_tasks_aws.server.live import Emit
 from mcp_tasks_aws.server.methods import McpServer
 from mcp_tasks_aws.server.tasks import answered_as_errors
 
@@ -84,6 +87,7 @@ class LegacyEndpoint:
         self.codec = codec
         self.sessions = sessions
         self.ids: StreamIds = questions.ids
+        self.questions = questions
         self.answer_routes: dict[str, AnswerRoute] = {INLINE_ROUTE: questions.deliver}
         self.resumers: dict[str, Resumer] = {INLINE_ROUTE: questions.resume}
 
@@ -147,7 +151,13 @@ class LegacyEndpoint:
         resumer = self.resumers.get(route)
         if resumer is None:
             raise StreamNotFound("Stream not found: unknown Last-Event-ID")
-        resumable = Resumable(session, http.principal, state.log_level, deadline=http.deadline)
+        resumable = Resumable(
+            session,
+            http.principal,
+            state.log_level,
+            deadline=http.deadline,
+            streaming=http.streaming,
+        )
         with answered_as_errors(Era.LEGACY):  # reading the parked call: 503 if busy
             return resumer(resumable, payload, self._rerun(http))
 
@@ -197,6 +207,16 @@ class LegacyEndpoint:
         }
         served = Request(request.id, request.method, self._with_envelope(params, resumable))
         meta = self.server.parse_meta(served)
+        opening = None
+        if (
+            http.streaming
+            and resumable is not None
+            and request.method in ASKING
+            and accepts(http.header("accept"))[1]
+        ):
+            # Its progress goes out as it is made, after the priming event that says where
+            # the stream resumes if the call asks (`InlineQuestions.live`).
+            resumable, opening = self.questions.live(resumable)
         # An inline run stops at the request's deadline with the isError answer that says so,
         # as in 2026-07-28, instead of dying with the function (a bare 5xx).
         return self.server.serve(
@@ -206,7 +226,9 @@ class LegacyEndpoint:
             era=Era.LEGACY,
             session=resumable,
             deadline=http.deadline,
+            streaming=opening is not None,
             granted_scopes=http.granted_scopes,
+            opening=opening,
         )
 
     def _with_envelope(self, params: dict[str, Any], resumable: Resumable | None) -> dict[str, Any]:
@@ -219,7 +241,9 @@ class LegacyEndpoint:
         """Reruns a parked call for the request that resumes it: its caller, and the scopes
         its token grants now (the tool's are checked again)."""
 
-        def rerun(resumable: Resumable, request: Request) -> tuple[Any, list[dict[str, Any]]]:
+        def rerun(
+            resumable: Resumable, request: Request, emit: Emit | None = None
+        ) -> tuple[Any, list[dict[str, Any]]]:
             params = self._with_envelope(request.params, resumable)
             served = Request(request.id, request.method, params)
             call = Call(
@@ -232,6 +256,7 @@ class LegacyEndpoint:
                 # The resuming GET's deadline: a run that reaches it ends the call with the
                 # isError answer, so no reconnect runs it again.
                 deadline=resumable.deadline,
+                emit=emit,
             )
             return self.server.handle(call), call.notifications
 

@@ -7,7 +7,7 @@ client that result goes on the wire as is. For a legacy session, this module tur
 what 2025-11-25 expects, without holding any connection or memory between requests:
 
 1. *park*: the round (the call's params, its `requestState`, the questions' keys) is stored as
-   a parked call (`legacy.state`); the POST's SSE response is a priming event, whose `id`
+   a parked call (`server.legacy.sessions`); the POST's SSE response is a priming event, whose `id`
    seals where the stream is, with a `retry`, then one `elicitation/create` /
    `sampling/createMessage` / `roots/list` request per question, and ends there: behind API
    Gateway a function cannot hold a stream open while the client thinks;
@@ -27,6 +27,11 @@ what 2025-11-25 expects, without holding any connection or memory between reques
    request's time. The message a call ended with stays readable for a few minutes: a
    reconnect whose stream was lost reads it again instead of a 404.
 
+On a host whose answers stream, both streams are live (`server.live`): a POST's starts with
+its priming event before the tool runs (`live`: the ref the call parks under is minted
+first, so the event names it), then each progress notification as it is made, then the
+result or the questions; a resume's rerun sends its progress as it is made too.
+
 The JSON-RPC ids and event ids carry a *route* name; this module serves route `in` (inline
 calls). The `tasks/result` streams (`legacy.task_results`) plug into `LegacyEndpoint` as route
 `task` and reuse `StreamIds` for their ids.
@@ -40,7 +45,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_tasks_aws.protocol.errors import (
     INTERNAL_ERROR,
@@ -68,6 +73,7 @@ from mcp_tasks_aws.server.legacy.sessions import (
     LegacySessionStore,
     ParkedCall,
 )
+from mcp_tasks_aws.server.live import Emit, relayed
 from mcp_tasks_aws.server.tasks import MAX_RESPONSES_BYTES
 from mcp_tasks_aws.tasks.ports import Throttled
 from mcp_tasks_aws.tasks.watch import PollWindow
@@ -155,6 +161,13 @@ class Resumable:
     """`time.monotonic()` by which the request's answer must be on its way (None: no limit)."""
     accepts_stream: bool = False
     """Whether the request accepts `text/event-stream` (a `tasks/get` may carry questions)."""
+    streaming: bool = False
+    """Whether the answer reaches the client as it is made (a resumed call's progress then
+    goes out as the run makes it, `server.live.relayed`)."""
+    ref: str | None = None
+    """The ref a call parks under if it asks (None: one is minted then). A call whose answer
+    streams as it is made mints it first: its priming event, sent before its first progress
+    notification, names it (`InlineQuestions.live`)."""
 
 
 def resumable_of(call: Call) -> Resumable:
@@ -164,8 +177,13 @@ def resumable_of(call: Call) -> Resumable:
     return call.session
 
 
-Rerun = Callable[[Resumable, Request], tuple[Any, list[dict[str, Any]]]]
-"""Serve a request again inside the session: (result dict or stream, notifications)."""
+class Rerun(Protocol):
+    """Serves a request again inside the session: (result dict or stream, notifications);
+    with `emit`, each notification goes there as it is made instead (`server.live`)."""
+
+    def __call__(
+        self, resumable: Resumable, request: Request, emit: Emit | None = None
+    ) -> tuple[Any, list[dict[str, Any]]]: ...
 
 
 class InlineQuestions:
@@ -211,8 +229,12 @@ class InlineQuestions:
         session, previous = resumable.session, resumable.parked
         questions: dict[str, dict[str, Any]] = result.get("inputRequests") or {}
         now = int(time.time())
+        if previous is not None:
+            ref = previous.ref
+        else:
+            ref = resumable.ref if resumable.ref is not None else secrets.token_urlsafe(16)
         call = ParkedCall(
-            ref=previous.ref if previous is not None else secrets.token_urlsafe(16),
+            ref=ref,
             sid=session.sid,
             request_id=request.id,
             method=request.method,
@@ -247,8 +269,25 @@ class InlineQuestions:
 
     def priming(self, session: LegacySession, call: ParkedCall) -> SseEvent:
         """The event that says where the stream is (and how soon to come back)."""
-        event_id = self.ids.event_id(session, INLINE_ROUTE, {"c": call.ref, "n": call.round})
+        return self._priming(session, call.ref, call.round)
+
+    def _priming(self, session: LegacySession, ref: str, round_: int) -> SseEvent:
+        event_id = self.ids.event_id(session, INLINE_ROUTE, {"c": ref, "n": round_})
         return SseEvent(None, event_id=event_id, retry_ms=self.retry_ms)
+
+    def live(self, resumable: Resumable) -> tuple[Resumable, Callable[[], SseEvent]]:
+        """A POSTed call whose answer streams as it is made (`server.live`): the session
+        context to run it in, and the priming event its stream starts with.
+
+        The priming event must go out before the call's first progress notification, so
+        before anyone knows whether the call will ask: it names the ref and round the call
+        parks under if it does (minted here), and a call that asks sends the same one. A
+        call that ends without asking parks nothing; a resume from its event id is then 404,
+        as for any ended call whose outcome is no longer kept (it was never stored: the
+        result went out on the stream).
+        """
+        ref = secrets.token_urlsafe(16)
+        return replace(resumable, ref=ref), lambda: self._priming(resumable.session, ref, 0)
 
     # -- answer ---------------------------------------------------------------------------------
 
@@ -341,8 +380,16 @@ class InlineQuestions:
             **({"requestState": current.request_state} if current.request_state else {}),
         }
         again = Request(request_id, current.method, params)
+        resuming = replace(resumable, parked=current)
         try:
-            result, notifications = rerun(replace(resumable, parked=current), again)
+            if resumable.streaming:
+                # The stream is open (its priming event went first): progress goes out as
+                # the run makes it, before anyone knows how the round ends.
+                result, notifications = yield from relayed(
+                    lambda emit: rerun(resuming, again, emit)
+                )
+            else:
+                result, notifications = rerun(resuming, again)
         except McpError as exc:
             error, _ = to_error_object(exc)
             if self._end(current, error_message(request_id, error)):

@@ -15,7 +15,7 @@ transition table (`tasks.transitions`), never kept beside it:
 - **the outcome** `tasks/result` returns once the task is terminal: the call's result, or the
   JSON-RPC error it failed with (`Outcome`).
 
-Shapes are pydantic models serialized in one place (`tasks.results.to_wire`): `ttl` is
+Shapes are pydantic models serialized in one place (`server.task_results.to_wire`): `ttl` is
 present even when null (unlimited), as the schema requires.
 """
 

@@ -3,7 +3,7 @@
 and the answers to a task's questions.
 
 Every method calls the task use cases (`tasks.service`) with the caller's principal, as the
-2026-07-28 methods do (`tasks.wire`); only shapes and a few rules differ, and those are views
+2026-07-28 methods do (`server.tasks`); only shapes and a few rules differ, and those are views
 of the record and of the transition table (`legacy.task_views`):
 
 - `tools/call` with `params.task` (`{ttl?}`) on a tool whose policy allows a task runs through
@@ -106,7 +106,7 @@ def task_request(params: m.CallToolParams) -> TaskRequest | None:
 
 
 class LegacyTaskCreator:
-    """Creates the task of one 2025-11-25 call (`server.TaskCreator`), with its asked `ttl`,
+    """Creates the task of one 2025-11-25 call (`server.call.TaskCreator`), with its asked `ttl`,
     and adds it to its session's list."""
 
     def __init__(

@@ -1,0 +1,35 @@
+"""The one cap on the size of a tool's result, whoever made it and however it is returned.
+
+A result is counted as `protocol.jsonrpc.encoded_size` counts it (the bytes it takes inside a
+Lambda response, escapes included) against `protocol.jsonrpc.MAX_RESULT_BYTES`. A larger one
+becomes a tool error saying so: inline, the function's response would pass Lambda's 6 MB and the
+client would read API Gateway's 5xx; in a task, it could never be read back. Code tools' inline
+results (`server.inline`) and declared targets' results (`targets.tools`) pass through `capped`;
+a task's leg applies the same cap with its own wording (`tasks.legs`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from mcp_tasks_aws.protocol.jsonrpc import MAX_RESULT_BYTES, encoded_size
+from mcp_tasks_aws.tools.specs import text_result
+
+logger = logging.getLogger(__name__)
+
+
+def capped(
+    tool: str, result: dict[str, Any], *, answered: str = "its target answered"
+) -> dict[str, Any]:
+    """`result`, or a tool error saying it is larger than a result may be (`answered` says
+    who made it: "its target answered" for a declared target, "it returned" for code)."""
+    size = encoded_size(result)
+    if size <= MAX_RESULT_BYTES:
+        return result
+    logger.warning("tool %s: a result of %d bytes (encoded) refused", tool, size)
+    return text_result(
+        f"Tool {tool}: {answered} {size / 1e6:.1f} MB (as encoded in a response); "
+        f"a result may be at most {MAX_RESULT_BYTES / 1e6:.1f} MB",
+        is_error=True,
+    )
