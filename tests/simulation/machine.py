@@ -223,6 +223,18 @@ def report(world: World, verdict: Verdict, menu: frozenset[str]) -> str:
     lines = [f"{len(verdict.violations)} promise(s) broken (faults on: {sorted(menu) or 'none'}):"]
     lines += [f"  - {line}" for line in describe(verdict)[:12]]
     if final:
+        named = {why.split("task ")[1][:8] for _, why in verdict.violations if "task " in why}
+        for task_id, writes in world.trail.writes.items():
+            if task_id[:8] not in named:
+                continue
+            lines.append(f"what the store's trail holds of task {task_id[:8]}:")
+            for write in writes:
+                record = write.record
+                lines.append(
+                    f"  #{write.seq:<5} {write.move:<14} by {write.writer:<22} -> {record.status}, "
+                    f"leg {record.leg}, open {sorted(record.input_requests)}, token "
+                    f"{record.task_token or '-'}, held by {record.held_by}"
+                )
         lines.append("what the run did (the run's log):")
         lines += [f"  {note}" for note in world.history.notes[-150:]]
         lines.append("what the clients sent and got:")

@@ -37,3 +37,26 @@ def test_a_retried_leg_whose_first_copy_parks_first_does_not_strand_the_task() -
         run.finish("WorkerFunction")  # the second copy's park is refused
         verdict = run.judged()
         assert violations(verdict) == [], run.log()
+
+
+def test_a_handle_answer_retried_after_a_crash_before_its_resume_resumes_the_task() -> None:
+    # Found by seed 314: a client without tasks answered through `task_answer`; the API
+    # function wrote the answer and crashed before it resumed the execution (502). The retried
+    # call found nothing open and answered "it asks nothing now" without resuming: the
+    # execution waited on its token for good, and the task stayed "working" until it expired.
+    with Script() as run:
+        run.start("h3", "create", tool="ask")
+        run.finish("h3")
+        run.world.deliver(run.world.lambda_.queue[0], twice=False)  # the direct leg
+        run.finish("WorkerFunction")  # claims, asks, parks, starts the execution
+        run.invoke()  # RunLeg attaches its token
+        run.finish("WorkerFunction")
+        (task_id,) = run.task_ids()
+        run.start("h3", "get", task=task_id)  # task_status: the question
+        run.finish("h3")
+        run.start("h3", "answer", task=task_id)
+        run.go("h3", times=2)  # task_answer reads the task, writes the answer
+        run.go("h3", "crash")  # and the function dies before SendTaskSuccess
+        run.finish("h3")  # the client calls task_answer again
+        verdict = run.judged()
+        assert violations(verdict) == [], run.log()
