@@ -202,14 +202,7 @@ class Client:
         exchange.task_id = task_id
         exchange.note = tool
         self.world.acknowledged(
-            Created(
-                task_id,
-                self.principal,
-                tool,
-                self.name,
-                exchange.answered,
-                self.world.expiry_of(tool),
-            )
+            Created(task_id, self.principal, tool, self.name, exchange.answered)
         )
         self.known.setdefault(task_id, Knowledge())
 

@@ -53,7 +53,6 @@ class Created:
     tool: str
     client: str
     answered: int
-    expires_ms: int | None
 
 
 @dataclass

@@ -59,7 +59,7 @@ def broken(verdict: Verdict) -> set[str]:
 def a_task() -> tuple[History, list[Landed], TaskRecord]:
     """A task created, asked, answered once (acknowledged) and completed with that answer."""
     record = make_record()
-    history = History(created=[Created(record.task_id, record.owner, "ask", "m0", 2, None)])
+    history = History(created=[Created(record.task_id, record.owner, "ask", "m0", 2)])
     waiting = asked(record)
     history.answered.append(
         Answered(record.task_id, record.owner, {"k1": "a.1"}, 5, 7, True, "modern")

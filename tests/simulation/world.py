@@ -39,11 +39,11 @@ from simulation.stores import Trail
 SWEEP_PERIOD_S = int(parameter_default("SweepSchedule").split("(")[1].split()[0]) * 60
 API_TIMEOUT_S = function_timeout_s("ApiFunction")
 SETTLE_ROUNDS = 4000
+"""Steps the settling may take before the world is said not to come to rest."""
 QUIET_AFTER_S = 60
 """Waits this long or longer are quiet periods (see `World.wait`)."""
 QUIET_STEPS = 400
 """Points in flight a quiet period runs at most (a listen window polls, a client retries)."""
-"""Steps the settling may take before the world is said not to come to rest."""
 
 
 @dataclass
@@ -250,11 +250,10 @@ class World:
         created = self.registry.get(task_id)
         return created.principal if created is not None else None
 
-    def expiry_of(self, tool: str) -> int | None:
-        return None
-
     def unknown_answer(self, client: Client, method: str) -> Any:
-        return (client.era, method)  # resolved after the run (`finish`)
+        """What `method` answers `client`'s era for an id nobody has: asked after the run,
+        outside any process (`finish`); until then, the question."""
+        return (client.era, method)
 
     # -- the driver's actions ------------------------------------------------------------------
 
