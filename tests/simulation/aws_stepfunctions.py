@@ -40,6 +40,7 @@ from botocore.exceptions import ClientError
 from simulation.aws_lambda import SimLambda
 from simulation.moto_aws import PROJECT_ROOT
 from simulation.scheduler import Process
+from simulation.tools import ANSWER_SCHEMA
 
 REGION_ACCOUNT = "us-east-1:123456789012"
 TASK_MACHINE = f"arn:aws:states:{REGION_ACCOUNT}:stateMachine:mcp-tasks-sim"
@@ -268,11 +269,7 @@ class SimStepFunctions:
                 "params": {
                     "mode": "form",
                     "message": "Approve?",
-                    "requestedSchema": {
-                        "type": "object",
-                        "properties": {"v": {"type": "string"}},
-                        "required": ["v"],
-                    },
+                    "requestedSchema": ANSWER_SCHEMA,
                 },
             }
             return (

@@ -397,39 +397,31 @@ class Client:
                 self._knowledge(task_id).questions.append(
                     (message["id"], str(params.get("message")))
                 )
-        if "result" in final:
-            result = final["result"]
+        result, error = final.get("result"), final.get("error")
+        if not isinstance(result, dict) and not isinstance(error, dict):
+            return
+        answers, status, message = None, "failed", None
+        if isinstance(result, dict):
             answers = _answers_of(result)
             status = "completed" if answers is not None or not result.get("isError") else "failed"
-            self.world.history.seen.append(
-                Seen(
-                    task_id,
-                    self.principal,
-                    status,
-                    exchange.sent,
-                    exchange.answered,
-                    "legacy-result",
-                    answers_used=answers,
-                    tool_error=bool(result.get("isError")),
-                )
-            )
-        elif "error" in final:
+        else:
             # 2025-11-25 answers a task that did not complete with its error; a cancelled
             # one's says so.
-            error = final["error"]
-            message = str(error.get("message", ""))
+            message = str(error.get("message", "")) if isinstance(error, dict) else ""
             status = "cancelled" if "was cancelled" in message else "failed"
-            self.world.history.seen.append(
-                Seen(
-                    task_id,
-                    self.principal,
-                    status,
-                    exchange.sent,
-                    exchange.answered,
-                    "legacy-result",
-                    error_message=message,
-                )
+        self.world.history.seen.append(
+            Seen(
+                task_id,
+                self.principal,
+                status,
+                exchange.sent,
+                exchange.answered,
+                "legacy-result",
+                answers_used=answers,
+                tool_error=bool(isinstance(result, dict) and result.get("isError")),
+                error_message=message,
             )
+        )
 
     # -- handles -------------------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from simulation.checker import PROMISES, Verdict, describe, judge
+from simulation.checker import PROMISES, Verdict, describe
 from simulation.scheduler import FAULTS
 from simulation.sdk import Stats
 from simulation.tools import TOOLS
@@ -200,17 +200,7 @@ class SimulationMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         world = self.world
         try:
-            at_rest = world.settle()
-            world.finish()
-            verdict = judge(
-                world.history,
-                world.trail.writes,
-                world.deployment.final_records(),
-                world.effects,
-                end_ms=world.clock.now_ms(),
-                at_rest=at_rest,
-                harness_errors=world.harness_errors,
-            )
+            verdict = world.judged()
             TOTALS.add(world, verdict, self.steps)
         finally:
             world.close()

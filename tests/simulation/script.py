@@ -15,7 +15,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Any
 
-from simulation.checker import Verdict, judge
+from simulation.checker import Verdict
 from simulation.clients import Client
 from simulation.scheduler import Process
 from simulation.world import World, WorldConfig
@@ -67,18 +67,7 @@ class Script:
         return [c.task_id for c in self.world.history.created]
 
     def judged(self) -> Verdict:
-        world = self.world
-        at_rest = world.settle()
-        world.finish()
-        return judge(
-            world.history,
-            world.trail.writes,
-            world.deployment.final_records(),
-            world.effects,
-            end_ms=world.clock.now_ms(),
-            at_rest=at_rest,
-            harness_errors=world.harness_errors,
-        )
+        return self.world.judged()
 
     def log(self) -> str:
         return "\n".join([*self.world.history.notes, *self.world.history.lines()])

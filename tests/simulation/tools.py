@@ -38,6 +38,12 @@ def _result(tool: str, answers: dict[str, str]) -> str:
     return json.dumps({"tool": tool, "answers": answers}, sort_keys=True)
 
 
+async def _one_question(tool: str, ctx: ToolContext) -> str:
+    """Ask `k1`, then end with its answer."""
+    first = await ctx.elicit("k1", ANSWER_SCHEMA, key="k1")
+    return _result(tool, {"k1": _answered(first)})
+
+
 def build() -> ToolSet:
     tools = ToolSet(name="simulation", version="1")
 
@@ -57,8 +63,7 @@ def build() -> ToolSet:
         Args:
             label: Free text.
         """
-        first = await ctx.elicit("k1", ANSWER_SCHEMA, key="k1")
-        return _result("ask", {"k1": _answered(first)})
+        return await _one_question("ask", ctx)
 
     @tools.tool(task=TaskPolicy.REQUIRED)
     async def ask_twice(label: str, ctx: ToolContext) -> str:
@@ -103,8 +108,7 @@ def build() -> ToolSet:
         Args:
             label: Free text.
         """
-        first = await ctx.elicit("k1", ANSWER_SCHEMA, key="k1")
-        return _result("on_machine", {"k1": _answered(first)})
+        return await _one_question("on_machine", ctx)
 
     @tools.tool(task=TaskPolicy.REQUIRED, direct=False)
     async def depends(label: str, ctx: ToolContext) -> str:
@@ -117,8 +121,7 @@ def build() -> ToolSet:
         """
         task_id = str(ctx.task_id)
         if ctx.step("look", lambda: side_effects(task_id, "look") or outside() % 2):
-            first = await ctx.elicit("k1", ANSWER_SCHEMA, key="k1")
-            return _result("depends", {"k1": _answered(first)})
+            return await _one_question("depends", ctx)
         return _result("depends", {})
 
     @tools.tool(task=TaskPolicy.REQUIRED, ttl_ms=SHORT_TTL_MS)
@@ -128,8 +131,7 @@ def build() -> ToolSet:
         Args:
             label: Free text.
         """
-        first = await ctx.elicit("k1", ANSWER_SCHEMA, key="k1")
-        return _result("brief", {"k1": _answered(first)})
+        return await _one_question("brief", ctx)
 
     @tools.tool(task=TaskPolicy.REQUIRED)
     async def broken(label: str, ctx: ToolContext) -> str:

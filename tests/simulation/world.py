@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from mcp_tasks_aws.tasks import service as task_service
 from simulation import tools as sim_tools
 from simulation.aws_lambda import Event, SimLambda
 from simulation.aws_stepfunctions import Execution, SimStepFunctions
+from simulation.checker import Verdict, judge
 from simulation.clients import PRINCIPALS, UNKNOWN_TASK, Client
 from simulation.clock import EPOCH_MS, VirtualClock
 from simulation.deployment import STRANDED_AFTER_S, Deployment, task_ids
@@ -36,6 +36,7 @@ from simulation.scheduler import OK, Crashed, Directive, Process, Scheduler, cur
 from simulation.sdk import ATTEMPT_MS, Sdk, Stats
 from simulation.stores import Trail
 
+PROBE = {"name": "probe", "version": "1"}
 SWEEP_PERIOD_S = int(parameter_default("SweepSchedule").split("(")[1].split()[0]) * 60
 API_TIMEOUT_S = function_timeout_s("ApiFunction")
 SETTLE_ROUNDS = 4000
@@ -390,6 +391,20 @@ class World:
             if not self._step_without_faults():
                 break
 
+    def judged(self) -> Verdict:
+        """Settle the world, then judge what it recorded (`simulation.checker`)."""
+        at_rest = self.settle()
+        self.finish()
+        return judge(
+            self.history,
+            self.trail.writes,
+            self.deployment.final_records(),
+            self.effects,
+            end_ms=self.clock.now_ms(),
+            at_rest=at_rest,
+            harness_errors=self.harness_errors,
+        )
+
     def finish(self) -> None:
         """After the run: what an unknown id answers, for each probe to be compared with."""
         answers: dict[tuple[str, str], Any] = {}
@@ -404,26 +419,11 @@ class World:
         principal = PRINCIPALS[0]
         probe = Client(self, "probe", principal, era.split()[0])
         if probe.era == "legacy":
-            body = {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "probe", "version": "1"},
-                },
-            }
-            request = HttpRequest(
-                "POST",
-                {
-                    "content-type": "application/json",
-                    "accept": "application/json, text/event-stream",
-                },
-                json.dumps(body).encode(),
-                principal,
+            params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": PROBE}
+            initialize = probe._request("initialize", params)
+            probe.session = self.deployment.transport.handle(initialize).headers.get(
+                "mcp-session-id"
             )
-            probe.session = self.deployment.transport.handle(request).headers.get("mcp-session-id")
         name = method.split()[-1]
         if name in ("task_status", "task_answer", "task_cancel"):
             arguments: dict[str, Any] = {"taskId": UNKNOWN_TASK}
