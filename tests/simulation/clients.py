@@ -170,14 +170,18 @@ class Client:
         _, _, response = self.send("initialize", self._request("initialize", params), None)
         self.session = response.headers.get("mcp-session-id")
         note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        self.send("notifications/initialized", self._session_post(note), None)
+
+    def _session_post(self, message: dict[str, Any]) -> HttpRequest:
+        """A 2025-11-25 message that is no request (a notification, a response), in the
+        client's session."""
         headers = {
             "content-type": "application/json",
             "accept": "application/json, text/event-stream",
             "mcp-protocol-version": LEGACY_VERSION,
             "mcp-session-id": str(self.session),
         }
-        request = HttpRequest("POST", headers, json.dumps(note).encode(), self.principal)
-        self.send("notifications/initialized", request, None)
+        return HttpRequest("POST", headers, json.dumps(message).encode(), self.principal)
 
     def create(self, tool: str) -> None:
         arguments = {"label": self.name}
@@ -286,14 +290,7 @@ class Client:
             "id": rid,
             "result": {"action": "accept", "content": {"v": value}},
         }
-        headers = {
-            "content-type": "application/json",
-            "accept": "application/json, text/event-stream",
-            "mcp-protocol-version": LEGACY_VERSION,
-            "mcp-session-id": str(self.session),
-        }
-        request = HttpRequest("POST", headers, json.dumps(body).encode(), self.principal)
-        exchange, _, response = self.send("answer", request, task_id)
+        exchange, _, response = self.send("answer", self._session_post(body), task_id)
         acknowledged = response.status == 202
         exchange.note = f"{message}={value}"
         self.world.history.answered.append(
