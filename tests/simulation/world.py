@@ -320,7 +320,7 @@ class World:
             if not due:
                 break
             process = min(due, key=lambda p: (p.point.until_ms if p.point else 0, p.waiting_since))
-            self.scheduler.resume(process, OK)
+            self.advance(process, "ok")
         self.clock.advance_to(until)
 
     # -- the end -------------------------------------------------------------------------------
