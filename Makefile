@@ -14,7 +14,7 @@ PYTEST := $(PY) scripts/pytest_strict.py -n $(WORKERS) --dist loadscope
 # The tiers `make check` runs: in-process and moto (tests/support/tiers.py marks the others).
 FAST_TIERS := not stack and not subprocess and not template
 
-.PHONY: install run check test unit lint conformance conformance-server conformance-client \
+.PHONY: install run check test unit lint simulate conformance conformance-server conformance-client \
 	interop node-tools bench bench-smoke build deploy clean
 
 $(STAMP): pyproject.toml
@@ -43,7 +43,7 @@ check: lint
 ## every bench section. Most of the last four is waiting on Node processes and poll intervals.
 test: $(STAMP)
 	$(MAKE) --no-print-directory -j6 --output-sync=target \
-		lint unit conformance-server conformance-client interop bench-smoke
+		lint unit simulate conformance-server conformance-client interop bench-smoke
 
 ## Every pytest tier, in parallel workers.
 unit: $(STAMP)
@@ -53,6 +53,12 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check src handlers tests scripts bench examples
 	$(VENV)/bin/ruff check src handlers tests scripts bench examples
 	$(VENV)/bin/mypy
+
+## The seeded simulation of the whole system under faults (docs/simulation.md): the default
+## seeds on both stores. SEEDS=N FROM=K runs seeds K..K+N-1, SEED=S replays one (shrunk, with
+## its history), STORE=twin|moto|both, MUTATION=name runs with a deliberate bug.
+simulate: $(STAMP)
+	$(PY) scripts/simulate.py $(if $(SEEDS),--seeds $(SEEDS)) $(if $(FROM),--from $(FROM)) $(if $(SEED),--seed $(SEED)) $(if $(STORE),--store $(STORE)) $(if $(SCHEDULES),--schedules $(SCHEDULES)) $(if $(STEPS),--steps $(STEPS)) $(if $(MUTATION),--mutation $(MUTATION))
 
 ## The Node tools of conformance and interop, installed once before they run side by side.
 node-tools: $(STAMP)

@@ -30,6 +30,7 @@ import latency
 import lifecycle
 import load
 import managed_costs
+import simulation_runs
 import transitions
 
 SECTIONS: dict[str, ModuleType] = {
@@ -43,6 +44,7 @@ SECTIONS: dict[str, ModuleType] = {
     "latency": latency,
     "managed-costs": managed_costs,
     "front-doors": front_doors,
+    "simulation": simulation_runs,
 }
 
 

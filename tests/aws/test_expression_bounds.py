@@ -60,7 +60,7 @@ def moves_at_the_bounds() -> dict[str, tuple[t.Guard, t.Changes]]:
     answers = {key: (ANSWERS_EVERYTHING, methods) for key in QUESTIONS}
     return {
         "park": t.park(7, REQUESTS, TOKEN, STEPS, now_ms()),
-        "attach": t.attach(8, QUESTIONS, TOKEN, now_ms()),
+        "attach": t.attach(8, QUESTIONS, TOKEN, now_ms(), replacing=TOKEN),
         "answer": t.answer(OWNER, answers, now_ms()),
         "refuse": t.refuse(OWNER, QUESTIONS[0], ELICIT, {"code": -1, "message": "no"}, now_ms()),
     }

@@ -1003,7 +1003,7 @@ STAR_RESOURCE: dict[str, tuple[frozenset[str], str]] = {
         "Task-token APIs have no resource-level permissions: IAM accepts only '*'.",
     ),
     "ReportToExecution": (
-        frozenset({"states:SendTaskSuccess"}),
+        frozenset({"states:SendTaskSuccess", "states:SendTaskHeartbeat"}),
         "Task-token APIs have no resource-level permissions: IAM accepts only '*'.",
     ),
     "ProbeQuestions": (
@@ -1057,6 +1057,7 @@ EXPECTED_ACTIONS = {
         "dynamodb:UpdateItem",
         "states:StartExecution",
         "states:SendTaskSuccess",
+        "states:SendTaskHeartbeat",
         "s3:PutObject",
     },
     "ReconcileFunction": {"dynamodb:UpdateItem"},

@@ -389,6 +389,25 @@ def test_without_elicitation_the_question_comes_back_as_text_and_task_answer_tak
     assert text(status(stack, task_id, capabilities=NOTHING)) == "Hello, Ada!"
 
 
+def test_task_answer_again_after_its_resume_failed_resumes_the_task(stack: HandleStack) -> None:
+    # Given a task_answer whose answer was recorded, but whose resume of the execution failed
+    # (the function crashed there, or Step Functions stayed busy)
+    task_id = started(stack, "greet_later", {}, capabilities=NOTHING)
+    stack.run_leg(task_id)
+    token = stack.record(task_id).task_token
+    stack.runner.failing.add("resume")
+    failed = stack.call("task_answer", {"taskId": task_id, "answers": {"name": {"name": "Ada"}}})
+    assert "error" in failed.json
+    assert stack.record(task_id).input_requests == {}
+    # When the client calls it again, as it should: nothing is open any more
+    again = stack.result("task_answer", {"taskId": task_id, "answers": {"name": {"name": "Ada"}}})
+    # Then the execution is resumed this time (else it waits on its token for good)
+    assert stack.runner.named("resume") == [token, token]
+    assert "task_status" in text(again)
+    stack.run_leg(task_id)
+    assert text(status(stack, task_id)) == "Hello, Ada!"
+
+
 def test_task_answer_can_decline_and_says_which_keys_are_not_open(stack: HandleStack) -> None:
     task_id = started(stack, "greet_later", {}, capabilities=NOTHING)
     stack.run_leg(task_id)

@@ -55,6 +55,7 @@ class RecordingRunner:
     calls: list[tuple[str, str]] = field(default_factory=list)
     started: set[str] = field(default_factory=set)
     used_tokens: set[str] = field(default_factory=set)
+    retried: set[str] = field(default_factory=set)
     failing: set[str] = field(default_factory=set)
     before_call: Callable[[str, str], None] | None = None
 
@@ -67,10 +68,19 @@ class RecordingRunner:
             raise RuntimeError(f"injected {name} fault")
 
     def _use(self, token: str) -> bool:
-        if token in self.used_tokens:
+        if token in self.used_tokens or token in self.retried:
             return False
         self.used_tokens.add(token)
         return True
+
+    def retry(self, token: str) -> None:
+        """The state waiting on `token` retried its invoke (the answer of the invoke that
+        carried the token was lost): a new attempt has a new token, and this one is dead."""
+        self.retried.add(token)
+
+    def is_waiting(self, task_token: str) -> bool:
+        self._record("is_waiting", task_token)
+        return task_token not in self.used_tokens and task_token not in self.retried
 
     def start(self, task_id: str, wait_seconds: int) -> None:
         self._record("start", task_id)

@@ -189,14 +189,56 @@ def test_a_retried_leg_that_completes_second_records_nothing() -> None:
 
 
 def test_a_retried_leg_that_parks_second_leaves_the_first_parking() -> None:
+    # Given a leg whose invoke's answer was lost (Step Functions retried it: a second copy
+    # runs with a new token) and which is about to park
     domain = Domain()
     task_id = domain.create("confirm", {"name": "x"})
     with pause_before(domain.store, "apply:park", lambda: domain.run_leg(task_id, "tok-a")) as a:
+        domain.runner.retry("tok-a")
+        # When the retried copy parks first
         assert domain.run_leg(task_id, "tok-b") == "parked"
-        assert a.resume() == "done"  # fenced out: its leg number moved on
+        # Then the first is fenced out (its leg moved on), and it leaves the execution alone
+        assert a.resume() == "done"
     record = domain.record(task_id)
     assert (record.status, record.task_token, record.leg) == ("input_required", "tok-b", 1)
-    assert domain.runner.named("end_leg") == ["tok-a"]
+    assert domain.runner.named("end_leg") == []
+    # And the answer resumes the execution
+    domain.service.update(ALICE, task_id, ANSWER)
+    assert domain.runner.named("resume") == ["tok-b"]
+
+
+def test_a_retried_leg_whose_first_copy_parked_first_takes_the_task_over() -> None:
+    # Given a retried leg (its first copy's token is dead) that has read the task
+    domain = Domain()
+    task_id = domain.create("confirm", {"name": "x"})
+    with pause_before(domain.store, "apply:park", lambda: domain.run_leg(task_id, "tok-b")) as b:
+        domain.runner.retry("tok-a")
+        # When the first copy, still running, parks first (with its dead token)
+        assert domain.run_leg(task_id, "tok-a") == "parked"
+        # Then the live copy, fenced out of its own park, holds the task instead of ending
+        # the execution (which would leave the task waiting on a dead token for good)
+        assert b.resume() == "parked"
+    record = domain.record(task_id)
+    assert (record.status, record.task_token, record.leg) == ("input_required", "tok-b", 1)
+    assert domain.runner.named("end_leg") == []
+    domain.service.update(ALICE, task_id, ANSWER)
+    assert domain.runner.named("resume") == ["tok-b"]
+    assert domain.run_leg(task_id, "tok-c") == "done"
+    assert domain.record(task_id).status == "completed"
+
+
+def test_a_stale_copy_of_a_leg_never_takes_the_task_back() -> None:
+    # Given a task the live copy of a retried leg parked
+    domain = Domain()
+    task_id = domain.create("confirm", {"name": "x"})
+    domain.runner.retry("tok-a")
+    assert domain.run_leg(task_id, "tok-b") == "parked"
+    # When the first copy (dead token) gets going only now: it finds the task waiting
+    assert domain.run_leg(task_id, "tok-a") == "done"
+    # Then it changed nothing, and told the execution nothing
+    record = domain.record(task_id)
+    assert (record.task_token, record.leg) == ("tok-b", 1)
+    assert domain.runner.named("end_leg") == []
 
 
 def test_a_reconciler_that_runs_during_a_leg_wins_and_the_leg_outcome_is_dropped() -> None:

@@ -326,6 +326,23 @@ def test_attach_is_refused_once_a_key_it_read_was_answered(store: TaskStore) -> 
     assert_changed(store.apply(record.task_id, *t.attach(record.leg, ["b"], "tok", now_ms())))
 
 
+def test_attach_holds_only_while_the_task_holds_the_token_it_read(store: TaskStore) -> None:
+    # Given a task the direct leg parked (no token), attached by one copy of a leg
+    record = parked_directly(store, "a")
+    assert_changed(store.apply(record.task_id, *t.attach(record.leg, ["a"], "tok-1", now_ms())))
+    # When another copy, which read no token, attaches: Then it is refused (the first holds)
+    refused = store.apply(record.task_id, *t.attach(record.leg, ["a"], "tok-2", now_ms()))
+    assert_refused(refused)
+    assert refused.record.task_token == "tok-1"
+    # And replacing the token it read, it holds
+    moved = t.attach(record.leg, ["a"], "tok-2", now_ms(), replacing="tok-1")
+    assert_changed(store.apply(record.task_id, *moved))
+    assert store.get(record.task_id).task_token == "tok-2"  # type: ignore[union-attr]
+    # But not replacing a token the task no longer holds
+    stale = t.attach(record.leg, ["a"], "tok-3", now_ms(), replacing="tok-1")
+    assert_refused(store.apply(record.task_id, *stale))
+
+
 def test_a_failed_direct_invoke_ends_only_a_task_no_execution_holds(store: TaskStore) -> None:
     error = {"code": -32603, "message": "lost"}
     # A task still held by its direct leg (parked, its execution not attached yet) fails

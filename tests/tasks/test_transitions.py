@@ -36,7 +36,7 @@ def every_move(leg: int = 1) -> dict[str, tuple[t.Guard, t.Changes]]:
         "claim": t.claim(NOW),
         "report": t.report(leg, "busy", NOW),
         "park": t.park(leg, {"b": elicit_request()}, "tok-2", {}, NOW),
-        "attach": t.attach(leg, ["a"], "tok-3", NOW),
+        "attach": t.attach(leg, ["a"], "tok-3", NOW, replacing="tok"),
         "complete": t.complete(leg, NOW, result={"content": []}),
         "fail": t.fail(leg, {"code": -32603, "message": "x"}, NOW),
         "lose": t.lose({"code": -32603, "message": "lost"}, NOW),
@@ -122,10 +122,14 @@ def test_a_move_ends_in_its_target_status(move: str, target: str) -> None:
         (make_record(held_by="direct"), t.claim(NOW)[0], True),
         (make_record(held_by="direct", leg=1), t.claim(NOW)[0], False),  # claimed already
         (make_record(), t.claim(NOW)[0], False),  # an execution runs this task
-        # an execution attaches while the requests it read are outstanding
-        (waiting("a", "b"), t.attach(1, ["a", "b"], "tok", NOW)[0], True),
-        (waiting("b"), t.attach(1, ["a", "b"], "tok", NOW)[0], False),  # "a" was answered
-        (waiting("a"), t.attach(2, ["a"], "tok", NOW)[0], False),
+        # an execution attaches while the requests it read are outstanding, and the task holds
+        # the token it read (none, or another copy of the leg's)
+        (waiting("a", "b", task_token=None), t.attach(1, ["a", "b"], "tok", NOW)[0], True),
+        (waiting("b", task_token=None), t.attach(1, ["a", "b"], "tok", NOW)[0], False),
+        (waiting("a", task_token=None), t.attach(2, ["a"], "tok", NOW)[0], False),
+        (waiting("a"), t.attach(1, ["a"], "tok-2", NOW, replacing="tok")[0], True),
+        (waiting("a"), t.attach(1, ["a"], "tok-2", NOW)[0], False),  # another copy attached
+        (waiting("a"), t.attach(1, ["a"], "tok-3", NOW, replacing="tok-2")[0], False),
         # a failed direct invoke ends only a task no execution holds
         (make_record(held_by="direct"), t.lose_direct({}, NOW)[0], True),
         (waiting("a", held_by="direct"), t.lose_direct({}, NOW)[0], True),

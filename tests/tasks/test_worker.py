@@ -92,7 +92,7 @@ def test_a_report_after_cancel_stops_the_tool_and_records_nothing() -> None:
     domain.service.cancel(ALICE, task_id)
     # The leg read the record before the cancel landed: its first report notices
     stale = replace(domain.record(task_id), status="working")  # the leg's view of the task
-    assert domain.legs._run_leg(stale, "tok") is None  # the leg is over
+    assert domain.legs._run_leg(stale, "tok") == (True,)  # over: its write was refused
     stored = domain.record(task_id)
     assert (stored.status, stored.result) == ("cancelled", None)
 

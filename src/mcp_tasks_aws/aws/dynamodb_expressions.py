@@ -103,6 +103,13 @@ def condition(guard: Guard, expr: Placeholders) -> str:
     if guard.version is not None:
         # Version fencing: nothing a client sees changed since the writer read the record.
         parts.append(f"{expr.name('version')} = {expr.value(number(guard.version))}")
+    if guard.holding is not None:
+        # Token fencing: the task still holds the token the writer read (or none).
+        token = expr.name("taskToken")
+        if guard.holding.token is None:
+            parts.append(f"attribute_not_exists({token})")
+        else:
+            parts.append(f"{token} = {expr.value(string(guard.holding.token))}")
     if guard.alive_at_s is not None:
         # Native TTL deletes late: an expired item still exists but must not change.
         expires = expr.name("expiresAt")

@@ -3,9 +3,9 @@
 The execution name is the task id, so a retried start cannot run the tool twice (a second
 start answers ExecutionAlreadyExists, which is success here). Legs talk to the execution only
 through task tokens: `resume` after answers, `end_leg` when the task is over, `interrupt` on
-cancel while waiting for input; the sweeper asks whether a task's execution `is_running`. A
-token that is no longer valid (someone else used it, or the execution ended) is reported as
-False, never raised.
+cancel while waiting for input, `is_waiting` (a heartbeat) when two copies of a leg raced;
+the sweeper asks whether a task's execution `is_running`. A token that is no longer valid
+(someone else used it, or the execution ended) is reported as False, never raised.
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from mypy_boto3_stepfunctions.client import SFNClient
 
 STALE_TOKEN = {"TaskTimedOut", "TaskDoesNotExist", "InvalidToken", "ExecutionDoesNotExist"}
+DEAD_TOKEN = {"TaskTimedOut", "TaskDoesNotExist"}
+"""What a heartbeat answers for a wait that is over (an emulator may answer InvalidToken for
+a live token of a state without HeartbeatSeconds: that one is not taken as an answer)."""
 
 
 def _code(exc: Exception) -> str | None:
@@ -99,6 +102,18 @@ class StepFunctionsRunner:
         return send_task_failure(
             self.client, task_token, "TaskCancelled", "Cancelled by the client"
         )
+
+    def is_waiting(self, task_token: str) -> bool:
+        try:
+            with transient_as_busy():
+                self.client.send_task_heartbeat(taskToken=task_token)
+        except Exception as exc:
+            if _code(exc) in DEAD_TOKEN:
+                return False
+            if _code(exc) == "InvalidToken":
+                return True
+            raise
+        return True
 
     def is_running(self, task_id: str) -> bool:
         try:

@@ -324,6 +324,11 @@ class TaskHandles:
         owner = call.principal
         with answered_as_errors(call.era):
             record = self.service.load(owner, task_id)
+            if record.status == "input_required" and not record.input_requests:
+                # Every question is answered, maybe by this call's first try, whose resume of
+                # the execution failed (the client calls again after a 502 or a 503): resume,
+                # as a retried tasks/update does. A used token is only reported stale.
+                self.service.update(owner, task_id, {}, validate_content=True, loaded=record)
             if record.visible_status != "input_required":
                 view = self.service.view(record)
                 return self._shown(call, params, view, ask=False, note="It asks nothing now. ")

@@ -33,7 +33,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, Literal, NamedTuple, TypeVar
 
 from mcp_tasks_aws.protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, McpError, to_error_object
 from mcp_tasks_aws.protocol.jsonrpc import MAX_RESULT_BYTES, encoded_size
@@ -56,6 +56,15 @@ The store may say there is less room on a given record (`result_room`): large ar
 answers take their share of the item."""
 
 LegOutcome = Literal["parked", "done", "handed_over"]
+
+
+class _Over(NamedTuple):
+    """How a leg that did not park ended: `refused` if its write was refused (the task ended
+    elsewhere, or another copy of the leg moved it on), else it wrote the task's end."""
+
+    refused: bool
+
+
 _T = TypeVar("_T")
 
 
@@ -124,36 +133,72 @@ class LegRunner:
         self.list_changed = list_changed
 
     def run(self, task_id: str, task_token: str) -> LegOutcome:
-        """Run the next leg of `task_id` in its execution; returns `parked` or `done`."""
+        """Run the next leg of `task_id` in its execution; returns `parked` or `done`.
+
+        Two copies of one leg may run at once: Step Functions retries RunLeg's invoke when its
+        answer was lost (a Lambda service fault), while the first copy may still be running,
+        and each copy has a token of its own; only the latest one's is live. Their writes are
+        fenced by the leg, so one parks or ends the task and the other is refused. A copy
+        refused so must not end the execution (the task lives on), nor leave the task waiting
+        on a dead token: the copy whose token is live takes the task (`attach`, replacing the
+        token the other parked with), and a copy whose token is dead leaves everything alone.
+        Whether a token is live is asked (`Runner.is_waiting`) only when another copy's token
+        is found, or this copy's write was refused.
+        """
         record = self._again(lambda: self.store.get(task_id), task_id, "reading it")
+        live: bool | None = None
         for _ in range(_ATTACH_ROUNDS):
             if record is None or record.is_terminal:
                 self.runner.end_leg(task_token)
                 return "done"
-            if not (record.status == "input_required" and record.input_requests):
-                break  # a leg to run
-            # Waiting for input, nothing to run: the direct leg parked the task (or this is a
-            # retried invoke of a leg that parked). The execution holds it from now on.
-            guard, changes = transitions.attach(
-                record.leg, record.input_requests, task_token, self.clock()
-            )
-            # Safe to repeat: an attach that landed unheard still holds (same leg, same keys
-            # outstanding) and writes the same token again.
-            attached = self._again(
-                functools.partial(self.store.apply, task_id, guard, changes), task_id, "attaching"
-            )
-            if attached is not None and attached.changed:
+            if record.status == "input_required" and record.input_requests:
+                # Waiting for input, nothing to run: the direct leg parked the task, or
+                # another copy of this leg did. The execution holds it from now on, with this
+                # copy's token if it is the live one.
+                if record.task_token == task_token:
+                    return "parked"  # this copy's attach (or park) landed unheard
+                if record.task_token is not None:
+                    live = live if live is not None else self._live(task_id, task_token)
+                    if not live:
+                        return "done"  # the copy with the live token holds the task
+                guard, changes = transitions.attach(
+                    record.leg,
+                    record.input_requests,
+                    task_token,
+                    self.clock(),
+                    replacing=record.task_token,
+                )
+                # Safe to repeat: an attach that landed unheard is found holding this token.
+                attached = self._again(
+                    functools.partial(self.store.apply, task_id, guard, changes),
+                    task_id,
+                    "attaching",
+                )
+                if attached is not None and attached.changed:
+                    return "parked"
+                # Refused: an answer, a cancel, an ending or another copy came first. Look
+                # again: with nothing outstanding now, no token was there to resume, so the
+                # leg runs here.
+                record = attached.record if attached is not None else None
+                continue
+            ended = self._run_leg(record, task_token)
+            if isinstance(ended, TaskRecord):
                 return "parked"
-            # Refused: an answer, a cancel or an ending came first. Look again: with nothing
-            # outstanding now, no token was there to resume, so the leg runs here.
-            record = attached.record if attached is not None else None
-        else:
-            raise RuntimeError(f"task {task_id}: could not attach the execution's token")
-        parked = self._run_leg(record, task_token)
-        if parked is None:
-            self.runner.end_leg(task_token)
-            return "done"
-        return "parked"
+            if not ended.refused:
+                self.runner.end_leg(task_token)
+                return "done"
+            # Refused: the task ended elsewhere (a cancel, the reconciler), or another copy
+            # of this leg moved it on. Look again: only the copy with the live token goes on.
+            record = self._again(lambda: self.store.get(task_id), task_id, "reading it")
+            if record is not None and not record.is_terminal:
+                live = live if live is not None else self._live(task_id, task_token)
+                if not live:
+                    return "done"
+        raise RuntimeError(f"task {task_id}: could not attach the execution's token")
+
+    def _live(self, task_id: str, task_token: str) -> bool:
+        """Whether the execution still waits on this leg's token (a read: safe to repeat)."""
+        return self._again(lambda: self.runner.is_waiting(task_token), task_id, "asking it")
 
     def run_direct(self, task_id: str) -> LegOutcome:
         """Run the first leg of a task its direct leg holds (no execution); `done` or
@@ -167,7 +212,7 @@ class LegRunner:
             logger.info("task %s: first leg not claimed (duplicate, cancelled or gone)", task_id)
             return "done"
         parked = self._run_leg(claimed.record, None)
-        if parked is None:
+        if not isinstance(parked, TaskRecord):
             return "done"
         # The tool asked for input: an execution waits for the answers, holding no compute.
         try:
@@ -182,16 +227,16 @@ class LegRunner:
             return "done"
         return "handed_over"
 
-    def _run_leg(self, record: TaskRecord, task_token: str | None) -> TaskRecord | None:
-        """Run one leg; the record as parked, or None when the leg is over."""
+    def _run_leg(self, record: TaskRecord, task_token: str | None) -> TaskRecord | _Over:
+        """Run one leg; the record as parked, or how the leg is over."""
         if record.is_expired(self.clock()):
-            self._end(record, *transitions.fail(record.leg, _expired(), self.clock()))
-            return None
+            return _Over(
+                not self._end(record, *transitions.fail(record.leg, _expired(), self.clock()))
+            )
         spec = self.toolset.tools.get(record.tool)
         if spec is None:
             error = _error(INVALID_PARAMS, f"Unknown tool: {record.tool}")
-            self._end(record, *transitions.fail(record.leg, error, self.clock()))
-            return None
+            return _Over(not self._end(record, *transitions.fail(record.leg, error, self.clock())))
         ctx = ToolContext(
             capabilities=capabilities_from_json(record.capabilities),
             principal=record.owner,
@@ -208,16 +253,14 @@ class LegRunner:
                 record.leg, need.requests, task_token, ctx.new_steps, self.clock()
             )
             parked = self.store.apply(record.task_id, guard, changes)
-            return parked.record if parked is not None and parked.changed else None
+            return parked.record if parked is not None and parked.changed else _Over(True)
         except TaskCancelled:
             logger.info("task %s stopped cooperatively: cancelled", record.task_id)
-            return None
+            return _Over(True)
         except McpError as exc:
             error, _ = to_error_object(exc)
-            self._end(record, *transitions.fail(record.leg, error, self.clock()))
-            return None
-        self.complete(record, result)
-        return None
+            return _Over(not self._end(record, *transitions.fail(record.leg, error, self.clock())))
+        return _Over(not self.complete(record, result))
 
     def complete(self, record: TaskRecord, result: dict[str, Any]) -> bool:
         """Complete the task with `result` (offloaded when over the budget); whether it landed.

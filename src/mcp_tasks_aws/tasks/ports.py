@@ -116,6 +116,12 @@ class Runner(Protocol):
         """Fail an execution waiting for input (after cancel); False if the token is stale."""
         ...
 
+    def is_waiting(self, task_token: str) -> bool:
+        """Whether the execution still waits on `task_token` (a heartbeat, which changes
+        nothing else): False once that wait ended (answered, timed out, its invoke retried
+        with a new token, the execution over); True when that cannot be told."""
+        ...
+
     def stop(self, task_id: str) -> None:
         """Stop the task's execution, if it is still running."""
         ...

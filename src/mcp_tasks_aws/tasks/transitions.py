@@ -20,7 +20,7 @@ with the pure functions :func:`allows` and :func:`applied` at the bottom of this
                                                                      (none from a direct leg),
                                                                      leg + 1, askedKeys, step
                                                                      results
-    attach       waiting         (unchanged)      leg, keys          taskToken, heldBy execution
+    attach       waiting         (unchanged)      leg, keys, token   taskToken, heldBy execution
     complete     active          completed        leg                result (or its S3 ref),
                                                                      whether it is a tool error;
                                                                      the last progress message
@@ -76,6 +76,9 @@ Consequences worth knowing by heart:
   (`lose`). `attach` needs the requests it read still outstanding: if the last answer came
   first, no token was there for `tasks/update` to resume, so the leg runs at once instead.
   `claim` and `attach` change nothing a client sees: no version bump (`Changes.shown`).
+  `attach` also needs the task to hold the token it read (none, or another copy's): two
+  copies of one leg (Step Functions retried an invoke whose answer was lost) cannot both
+  take the task, and the one that replaces a token knows its own is the live one.
 - **First answer wins.** `answer` needs every key it answers to be outstanding; an answered key
   leaves `inputRequests`, so a second or late answer for it is refused, and an answer to a key
   that was never asked is never stored. `refuse` (a 2025-11-25 client answering a question with
@@ -104,7 +107,7 @@ WAITING: Final = frozenset({"input_required"})
 
 WORKING: Final = frozenset({"working"})
 
-Fence = Literal["owner", "leg", "keys", "direct", "version"]
+Fence = Literal["owner", "leg", "keys", "direct", "version", "token"]
 FIRST_LEG: Final = 0
 
 
@@ -112,8 +115,8 @@ class Move(NamedTuple):
     """One allowed move: the statuses it may start from, the status it ends in, who may make it.
 
     `fenced_by` names the guard parts beyond the statuses: the task's `owner`, the `leg` that
-    may write, `keys` still outstanding, `direct` (no execution holds the task yet), or the
-    `version` the writer read (nothing a client sees changed since).
+    may write, `keys` still outstanding, `direct` (no execution holds the task yet), the
+    `version` the writer read (nothing a client sees changed since), or the `token` it read.
     """
 
     sources: frozenset[str]
@@ -128,7 +131,7 @@ MOVES: Final[Mapping[str, Move]] = {
     "claim": Move(WORKING, None, ("leg", "direct")),
     "report": Move(ACTIVE, "working", ("leg",)),
     "park": Move(ACTIVE, "input_required", ("leg",)),
-    "attach": Move(WAITING, None, ("leg", "keys")),
+    "attach": Move(WAITING, None, ("leg", "keys", "token")),
     "complete": Move(ACTIVE, "completed", ("leg",)),
     "fail": Move(ACTIVE, "failed", ("leg",)),
     "lose": Move(ACTIVE, "failed", ()),
@@ -148,6 +151,12 @@ class Outstanding(NamedTuple):
     methods: frozenset[str] | None = None
 
 
+class Holding(NamedTuple):
+    """The task token a record must hold for a move (None: it holds none)."""
+
+    token: str | None
+
+
 class Guard(NamedTuple):
     """What must hold of the stored record, all at once, for a move to be written."""
 
@@ -160,6 +169,8 @@ class Guard(NamedTuple):
     held_by: HeldBy | None = None
     version: int | None = None
     """The record's `version` is still this one (no move a client sees landed since)."""
+    holding: Holding | None = None
+    """The record holds this task token still (the one the writer read)."""
 
 
 # -- changes -----------------------------------------------------------------------------------
@@ -329,16 +340,20 @@ def park(
     return _guard("park", leg=leg), Changes("park", now_ms, tuple(ops))
 
 
-def attach(leg: int, keys: Iterable[str], task_token: str, now_ms: int) -> tuple[Guard, Changes]:
+def attach(
+    leg: int, keys: Iterable[str], task_token: str, now_ms: int, *, replacing: str | None = None
+) -> tuple[Guard, Changes]:
     """An execution takes over a waiting task: its token is what `tasks/update` resumes.
 
     `keys` are the requests the leg read as outstanding; if any was answered since, the move
     is refused (the last answer may have found no token to resume, so the leg must run now).
+    `replacing` is the token the leg read on the task (None: none); if another was written
+    since (another copy of the leg attached or parked), the move is refused too.
     """
     outstanding = tuple(Outstanding(key) for key in keys)
     if not outstanding:
         raise ValueError("attach needs the outstanding keys it read (a task with none runs)")
-    guard = _guard("attach", leg=leg, outstanding=outstanding)
+    guard = _guard("attach", leg=leg, outstanding=outstanding, holding=Holding(replacing))
     ops = (Put("task_token", task_token), Put("held_by", "execution"))
     return guard, Changes("attach", now_ms, ops, shown=False)
 
@@ -430,6 +445,8 @@ def allows(guard: Guard, record: TaskRecord) -> bool:
     if guard.held_by is not None and record.held_by != guard.held_by:
         return False
     if guard.version is not None and record.version != guard.version:
+        return False
+    if guard.holding is not None and record.task_token != guard.holding.token:
         return False
     expires = record.expires_at
     if guard.alive_at_s is not None and expires is not None and expires <= guard.alive_at_s:
