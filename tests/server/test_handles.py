@@ -206,7 +206,10 @@ def test_a_negative_wait_or_a_missing_task_id_is_invalid_params(stack: HandleSta
 
 
 @pytest.mark.parametrize(
-    "wait", [10**400, -(10**400), float("inf")], ids=["huge", "hugely-negative", "infinite"]
+    # (Infinity has no JSON spelling: a body holding it is a parse error, tests/protocol.)
+    "wait",
+    [10**400, -(10**400)],
+    ids=["huge", "hugely-negative"],
 )
 def test_a_wait_no_float_holds_is_invalid_params_not_a_crash(
     stack: HandleStack, wait: float

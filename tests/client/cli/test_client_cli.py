@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -227,8 +227,13 @@ SCENARIOS: dict[str, Callable[[str], dict[str, Any]]] = {
 
 @pytest.fixture(scope="module")
 def scenarios(stack_url: str) -> Iterator[dict[str, Future[dict[str, Any]]]]:
+    # Every scenario ends before the first test that asked goes on: a process started by the
+    # pool while a later, in-process test of this module runs would be charged to that test
+    # (support.tiers.Guard), and would share its cores with it.
     with ThreadPoolExecutor(max_workers=4) as pool:
-        yield {name: pool.submit(scenario, stack_url) for name, scenario in SCENARIOS.items()}
+        futures = {name: pool.submit(scenario, stack_url) for name, scenario in SCENARIOS.items()}
+        wait(futures.values(), timeout=SCENARIO_TIMEOUT_S)
+        yield futures
 
 
 @pytest.fixture
