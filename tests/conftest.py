@@ -4,7 +4,9 @@ template.yaml for the AWS adapter tests."""
 
 from __future__ import annotations
 
+import faulthandler
 import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -94,3 +96,14 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[object]:
     """While a test runs, what it starts must match its tiers (support.tiers.Guard)."""
     with GUARD.running_test(item):
         return (yield)
+
+
+# A process whose tests have all ended must exit: a thread a test leaked (a tool still running,
+# a server never stopped) that is not a daemon keeps an xdist worker, and so the whole run,
+# alive. Past this bound after the session ends, every thread's stack is printed and the
+# process exits with an error, so the leak is named instead of hanging CI.
+EXIT_BOUND_S = 120
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    faulthandler.dump_traceback_later(EXIT_BOUND_S, exit=True, file=sys.__stderr__)
