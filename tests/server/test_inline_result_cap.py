@@ -39,6 +39,16 @@ def quotes(count: int) -> str:
     return '"' * count
 
 
+@tools.prompt
+def quoted_prompt(count: str) -> str:
+    """A prompt of `count` double quotes.
+
+    Args:
+        count: How many.
+    """
+    return '"' * int(count)
+
+
 @tools.tool()
 async def asks_then_quotes(count: int, ctx: ToolContext) -> str:
     """Asks a name, then returns `count` double quotes.
@@ -150,3 +160,26 @@ def test_notifications_that_travel_with_an_answer_keep_it_within_a_lambda_respon
         streamed = response.headers["content-type"] == "text/event-stream"
         final = messages(response)[-1] if streamed else response.json
         assert final["result"]["content"][0]["text"] == "x" * 1_000_000
+
+
+def test_a_prompt_too_large_to_answer_is_a_request_error_saying_so(
+    transport: HttpTransport,
+) -> None:
+    # A prompt's result has no isError form: the request fails, within Lambda's response limit.
+    client = McpClient(transport)
+    response = client.request(
+        "prompts/get", {"name": "quoted_prompt", "arguments": {"count": str(QUOTES)}}
+    )
+    assert encoded_text_size(response.read_all()) < LAMBDA_RESPONSE_LIMIT
+    error = client.error(response)
+    assert error["code"] == -32603
+    assert error["message"].startswith("Prompt quoted_prompt: its messages take 6.4 MB")
+    assert f"an answer may be at most {MAX_RESULT_BYTES / 1e6:.1f} MB" in error["message"]
+
+
+def test_a_prompt_within_the_cap_is_answered(transport: HttpTransport) -> None:
+    result = McpClient(transport).result(
+        "prompts/get", {"name": "quoted_prompt", "arguments": {"count": "10"}}
+    )
+    [message] = result["messages"]
+    assert message["content"]["text"] == '"' * 10

@@ -41,7 +41,7 @@ from mcp_tasks_aws.tools.invoke import (
 )
 from mcp_tasks_aws.tools.journal import STEP_PREFIX, BecomeTask, InputNeeded
 from mcp_tasks_aws.tools.registry import TaskPolicy, ToolSet, ToolSpec, text_result
-from mcp_tasks_aws.tools.result_cap import capped
+from mcp_tasks_aws.tools.result_cap import capped, refuse_large_prompt
 
 logger = logging.getLogger(__name__)
 
@@ -195,7 +195,7 @@ class InlineRunner:
             raise McpError(f"Prompt {spec.name} did not finish in time") from exc
         except InputNeeded as need:
             return self.input_required(call, spec.name, params.arguments, ctx, need)
-        return {"resultType": "complete", **result}
+        return {"resultType": "complete", **refuse_large_prompt(spec.name, result)}
 
 
 def round_binding(call: Call, name: str, arguments: Any) -> dict[str, Any]:

@@ -5,7 +5,8 @@ Lambda response, escapes included) against `protocol.jsonrpc.MAX_RESULT_BYTES`. 
 becomes a tool error saying so: inline, the function's response would pass Lambda's 6 MB and the
 client would read API Gateway's 5xx; in a task, it could never be read back. Code tools' inline
 results (`server.inline`) and declared targets' results (`targets.tools`) pass through `capped`;
-a task's leg applies the same cap with its own wording (`tasks.legs`).
+a task's leg applies the same cap with its own wording (`tasks.legs`). A prompt's result has no
+error form of its own, so one too large is refused as a request error (`refuse_large_prompt`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from mcp_tasks_aws.protocol.errors import McpError
 from mcp_tasks_aws.protocol.jsonrpc import MAX_RESULT_BYTES, encoded_size
 from mcp_tasks_aws.tools.specs import text_result
 
@@ -32,4 +34,17 @@ def capped(
         f"Tool {tool}: {answered} {size / 1e6:.1f} MB (as encoded in a response); "
         f"a result may be at most {MAX_RESULT_BYTES / 1e6:.1f} MB",
         is_error=True,
+    )
+
+
+def refuse_large_prompt(prompt: str, result: dict[str, Any]) -> dict[str, Any]:
+    """`result`, or McpError (-32603) saying the prompt's messages are larger than an answer
+    may be: Lambda would refuse the response and the client would read API Gateway's 5xx."""
+    size = encoded_size(result)
+    if size <= MAX_RESULT_BYTES:
+        return result
+    logger.warning("prompt %s: a result of %d bytes (encoded) refused", prompt, size)
+    raise McpError(
+        f"Prompt {prompt}: its messages take {size / 1e6:.1f} MB (as encoded in a response); "
+        f"an answer may be at most {MAX_RESULT_BYTES / 1e6:.1f} MB"
     )
