@@ -58,6 +58,17 @@ BOTH = {"ApiFunction", "WorkerFunction"}
 API = {"ApiFunction"}
 WORKER = {"WorkerFunction"}
 
+ACCOUNT = "us-east-1:123456789012"
+MANAGED_GRANTS = {
+    "ManagedFunctionArns": f"arn:aws:lambda:{ACCOUNT}:function:word-count",
+    "ManagedWorkflowArns": f"arn:aws:states:{ACCOUNT}:stateMachine:approve",
+    "ManagedExecutionArns": f"arn:aws:states:{ACCOUNT}:execution:approve:*",
+    "ManagedExpressArns": f"arn:aws:states:{ACCOUNT}:stateMachine:lookup",
+    "ManagedSecretArns": f"arn:aws:secretsmanager:{ACCOUNT}:secret:api-key-AbCdEf",
+    "ManagedApiArns": f"arn:aws:execute-api:{ACCOUNT}:a1b2c3/prod/GET/items",
+    "ManagedFunctionUrlArns": f"arn:aws:lambda:{ACCOUNT}:function:signed",
+}
+
 # (before, after, the functions whose configuration the update changes)
 CASES: dict[str, tuple[dict[str, str], dict[str, str], set[str]]] = {
     # The switches the review deployed, and the rest of the AuthMode pairs' kinds.
@@ -102,10 +113,15 @@ CASES: dict[str, tuple[dict[str, str], dict[str, str], set[str]]] = {
     "throttling": ({}, {"ThrottleRateLimit": "10", "ThrottleBurstLimit": "20"}, set()),
     "sweeper": ({}, {"SweepSchedule": "rate(10 minutes)", "StrandedAfterSeconds": "3600"}, set()),
     "alarms": ({}, {"AlarmTopicArn": "arn:aws:sns:us-east-1:123456789012:alarms"}, set()),
-    "managed grants": (
-        {},
-        {"ManagedFunctionArns": "arn:aws:lambda:us-east-1:123456789012:function:word-count"},
-        set(),
+    "managed grants": ({}, MANAGED_GRANTS, set()),  # the roles' policies, not a version
+    "callback URLs": (
+        {"AuthMode": "OAUTH", "CreateUserPool": "true"},
+        {
+            "AuthMode": "OAUTH",
+            "CreateUserPool": "true",
+            "UserPoolCallbackUrls": "https://app.example.com/callback",
+        },
+        set(),  # the app client's, updated in place: its id, which the API reads, stays
     ),
 }
 
@@ -171,3 +187,16 @@ def test_only_the_aliased_functions_have_versions() -> None:
     default = stack({})
     versions = default.resources("AWS::Lambda::Version").values()
     assert sorted(spec["Properties"]["FunctionName"]["Ref"] for spec in versions) == sorted(ALIASED)
+
+
+def test_every_parameter_is_changed_by_some_case() -> None:
+    # A parameter added to the template must say here whether changing it publishes anything:
+    # otherwise it could reach a function's configuration and leave the alias behind unseen.
+    parameters = set(load_template(TEMPLATE)["Parameters"])
+    changed = {
+        name
+        for before, after, _ in CASES.values()
+        for name in before.keys() | after.keys()
+        if before.get(name) != after.get(name)
+    }
+    assert sorted(parameters - changed) == []
