@@ -133,6 +133,21 @@ def test_load_toolset_says_a_declaration_error_in_one_line(tmp_path: Path) -> No
             "target.auth.function",
             "only sigv4 for service lambda (a function URL) names a function",
         ),
+        (
+            {"kind": "http", "method": "GET", "url": "https://x", "headers": {"Host": "y"}},
+            "target.headers",
+            "'Host' is set by the HTTP client from the request itself",
+        ),
+        (
+            {
+                "kind": "http",
+                "method": "GET",
+                "url": "https://x",
+                "headerArguments": {"Content-Length": "message"},
+            },
+            "target.headerArguments",
+            "'Content-Length' is set by the HTTP client from the request itself",
+        ),
     ],
 )
 def test_a_bad_target_names_file_tool_and_field(

@@ -171,3 +171,31 @@ def test_an_operation_id_that_is_not_a_tool_name_is_one_line_naming_it(
     # An operation left out is not served, so its name does not matter.
     kept = declaration_with(tmp_path, document, operations=["drop_thing"])
     assert [t.name for t in load_declaration(kept).tools] == ["drop_thing"]
+
+
+def with_header(name: str) -> dict[str, Any]:
+    document = yaml.safe_load(yaml.safe_dump(DOCUMENT))
+    parameter = {"name": name, "in": "header", "required": True, "schema": {"type": "string"}}
+    document["paths"]["/things/{id}"]["get"]["parameters"].append(parameter)
+    return document
+
+
+@pytest.mark.parametrize("name", ["Authorization", "content-type", "ACCEPT"])
+def test_the_header_parameters_openapi_says_to_ignore_are_ignored(
+    tmp_path: Path, name: str
+) -> None:
+    # The target's auth and its own accept and content-type set these; the model never does.
+    tools = {
+        t.name: t for t in load_declaration(declaration_with(tmp_path, with_header(name))).tools
+    }
+    thing = tools["get_thing"]
+    assert isinstance(thing.target, HttpTarget)
+    assert thing.target.header_arguments == {"X-Trace": "X-Trace"}
+    assert name not in thing.input_schema["properties"]
+    assert thing.input_schema["required"] == ["id"]
+
+
+@pytest.mark.parametrize("name", ["Host", "Content-Length", "transfer-encoding", "Connection"])
+def test_a_header_that_frames_or_routes_the_request_is_refused(tmp_path: Path, name: str) -> None:
+    with pytest.raises(DeclarationError, match=f"'{name}' is set by the HTTP client"):
+        load_declaration(declaration_with(tmp_path, with_header(name)))

@@ -221,12 +221,36 @@ def check_tool(file: str, tool: ToolDeclaration) -> None:
         _check_http(file, tool, target)
 
 
+HEADERS_OF_THE_CONNECTION = frozenset(
+    {
+        "host",
+        "content-length",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "upgrade",
+        "expect",
+    }
+)
+"""Headers that frame or route the request: one a tool's argument (or a declaration) set could
+send a body of another length than it says, or the request to another host."""
+
+
 def _check_http(file: str, tool: ToolDeclaration, target: HttpTarget) -> None:
     def fail(field: str, problem: str) -> DeclarationError:
         return DeclarationError(file, field, problem, tool=tool.name)
 
     if not target.url.startswith(("https://", "http://")):
         raise fail("target.url", f"{target.url!r} is not an http(s) URL")
+    for header in [*target.headers, *target.header_arguments]:
+        if header.lower() in HEADERS_OF_THE_CONNECTION:
+            raise fail(
+                "target.headerArguments" if header in target.header_arguments else "target.headers",
+                f"{header!r} is set by the HTTP client from the request itself",
+            )
     properties = tool.input_schema.get("properties", {})
     for name in [*target.placeholders, *target.query, *target.header_arguments.values()]:
         if name not in properties:

@@ -41,6 +41,9 @@ _ANNOTATIONS: Final = {
 }
 _OPENAPI_ONLY: Final = ("example", "xml", "externalDocs", "discriminator", "nullable")
 BODY: Final = "body"
+IGNORED_HEADERS: Final = frozenset({"accept", "content-type", "authorization"})
+"""Header parameters the OpenAPI specification says to ignore (3.0 and 3.1, Parameter Object):
+the target's own `accept` and `content-type`, and its `auth`, set those."""
 
 
 def operation_tools(file: str, source: OpenApiSource) -> list[ToolDeclaration]:
@@ -141,6 +144,8 @@ def _tool(
     query: list[str] = []
     headers: dict[str, str] = {}
     for (name, place), parameter in parameters.items():
+        if place == "header" and name.lower() in IGNORED_HEADERS:
+            continue  # OpenAPI: such a definition "SHALL be ignored"
         field = f"{here}.parameters.{name}"
         if place not in ("path", "query", "header"):
             raise DeclarationError(
