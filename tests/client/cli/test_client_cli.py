@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
@@ -80,6 +81,10 @@ def interrupt(url: str, answer: bytes, *arguments: str) -> tuple[int, str, str]:
     )
     assert process.stderr is not None
     assert process.stdin is not None
+    # The reads below have no timeout of their own: a CLI that never says it is working is
+    # killed, which ends them (a blocked read would hold the module's pool, and the run, forever).
+    bound = threading.Timer(RUN_TIMEOUT_S, process.kill)
+    bound.start()
     try:
         lines: list[bytes] = []
         while not any(line.startswith(b"[working]") for line in lines):
@@ -91,6 +96,7 @@ def interrupt(url: str, answer: bytes, *arguments: str) -> tuple[int, str, str]:
         process.stdin.flush()
         _, rest = process.communicate(timeout=RUN_TIMEOUT_S)
     finally:
+        bound.cancel()
         process.kill()
     task_id = lines[0].decode().split()[1]  # "task ID started (slow_compute)"
     return process.returncode, b"".join(lines).decode() + rest.decode(), task_id
