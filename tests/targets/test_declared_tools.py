@@ -393,3 +393,25 @@ def test_arguments_named_inside_a_composed_schema_are_declared_too(
     assert {k: v for k, v in listed.items() if k not in ("properties", "additionalProperties")} == {
         k: v for k, v in schema.items()
     }
+
+
+def test_a_cause_step_functions_wrote_is_never_logged_whole(
+    served: Callable[..., McpClient], calls: FakeCalls, caplog: pytest.LogCaptureFixture
+) -> None:
+    # States.Runtime quotes the state's input, answers included; a workflow's own cause (a
+    # Lambda state's stack trace) is logged whole, for whoever runs the stack.
+    answer = "my-secret-answer"
+    quoted = (
+        f"An error occurred while executing the state 'Pick'.\nThe input '{{\"a\": \"{answer}\"}}'"
+    )
+    trace = "Traceback (most recent call last):\n  File handler.py, line 3\nValueError: no stock"
+    calls.express[EXPRESS] = lambda payload: SyncRun("FAILED", None, "States.Runtime", quoted)
+    client = served(express_tool())
+    with caplog.at_level("INFO", logger="mcp_tasks_aws.targets.tools"):
+        client.call_tool("quote", {"text": "abc"})
+        calls.express[EXPRESS] = lambda payload: SyncRun("FAILED", None, "ValueError", trace)
+        client.call_tool("quote", {"text": "abc"})
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert answer not in logged
+    assert "not logged: Step Functions' own" in logged
+    assert "File handler.py, line 3" in logged

@@ -253,12 +253,18 @@ def workflow_failure(
     a Lambda state's stack trace never reaches it); the whole cause goes to the log."""
     cut = results.cause_message(cause) or ""
     if cause and cause.strip() != cut:
+        # Step Functions' own errors (`States.*`: a path not found, a bad parameter) quote the
+        # state's input, which may hold users' answers: only a workflow's own errors are logged
+        # whole (a Lambda state's stack trace, say), bounded.
+        own = error is not None and error.startswith("States.")
         logger.info(
-            "tool %s: its workflow ended %s (%s); the client reads a cut cause, whole here: %s",
+            "tool %s: its workflow ended %s (%s); the client reads a cut cause, %s",
             tool.name,
             status,
             error,
-            cause[:LOGGED_CAUSE_CHARS],
+            f"not logged: Step Functions' own ({len(cause)} characters) quotes the state's input"
+            if own
+            else f"whole here: {cause[:LOGGED_CAUSE_CHARS]}",
         )
     if status == "FAILED" and error is not None and error in target.tool_errors:
         text = f"{error}: {cut}" if cut else error
