@@ -7,11 +7,15 @@ durable runner (`local.durable`), through the real API, durable and reconcile ha
 - a declined question completes with what the tool says, never publishing;
 - a cancel mid-sleep wins: the task is cancelled and its execution stopped;
 - an execution that ends without ending its task (stopped behind the task's back) is settled
-  by the reconciler: the task fails, saying so.
+  by the reconciler: the task fails, saying so;
+- a 2025-11-25 client creates, reads and cancels one, and a client without tasks gets a task
+  handle, as for any task-only tool.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -19,7 +23,8 @@ from typing import Any
 import pytest
 
 from mcp_tasks_aws.local.stack import EmbeddedStack
-from support.mcp import running_stack
+from support.legacy import LegacyClient
+from support.mcp import McpClient, running_stack
 from support.tasks import TaskClient, WorkerDispatch, elicit_answer, wait_until
 
 TOOL = "durable_pipeline"
@@ -124,3 +129,45 @@ def test_an_execution_stopped_behind_its_task_is_settled_by_the_reconciler(
     failed = tasks.wait_terminal(task_id, timeout=15)
     assert failed["status"] == "failed"
     assert "durable execution ended without a result (stopped)" in failed["statusMessage"]
+
+
+# -- the 2025-11-25 era, and clients without tasks ---------------------------------------------
+
+
+def test_a_2025_11_25_client_creates_reads_and_cancels_it(stack: EmbeddedStack) -> None:
+    legacy = LegacyClient(stack.api_app.transport())
+    legacy.initialize()
+    params = {"name": TOOL, "arguments": {"dataset": "legacy", "batches": 2}, "task": {}}
+    task_id = str(legacy.result("tools/call", params)["task"]["taskId"])
+
+    def waiting() -> bool:
+        return legacy.result("tasks/get", {"taskId": task_id})["status"] == "input_required"
+
+    wait_until(waiting, 20)
+    assert stack.durable.status(task_id) == "RUNNING"
+    assert legacy.result("tasks/cancel", {"taskId": task_id})["status"] == "cancelled"
+    wait_until(lambda: stack.durable.status(task_id) == "STOPPED", 10)
+
+
+def test_a_client_without_tasks_follows_a_handle_to_the_result(
+    stack: EmbeddedStack, tasks: TaskClient
+) -> None:
+    """A task-only tool answers a client that did not opt in to tasks with a task handle
+    (docs/handles.md), durable or not: followed here by the task's id."""
+    client = McpClient(stack.api_app.transport())
+    response = client.request(
+        "tools/call",
+        {"name": TOOL, "arguments": {"dataset": "handled", "batches": 1}},
+        capabilities={"elicitation": {}},
+        headers={"mcp-name": TOOL},
+    )
+    text = json.dumps(response.json)
+    found = re.search(r"[0-9a-f]{32}", text)
+    assert found is not None, text
+    task_id = found.group(0)
+    record = tasks.store.get(task_id)
+    assert record is not None
+    assert record.run == "durable"
+    key = asked(tasks, task_id)
+    tasks.update(task_id, {key: elicit_answer({"publish": False})})
+    assert tasks.wait_terminal(task_id, timeout=30)["status"] == "completed"
