@@ -11,7 +11,9 @@
   elicitation handler and one through task_answer by a client reading only the text.
 - `@modelcontextprotocol/ext-tasks` 0.2.x on `@modelcontextprotocol/client` 2.x, driven by
   `scripts/interop/ext_tasks_client.mjs`, in both eras (its v1 and v2 requesters; its v1
-  requester gets a task's question on a `tasks/get` stream, `server/legacy/task_questions.py`).
+  requester gets a task's question on a `tasks/get` stream, `server/legacy/task_questions.py`),
+  a durable tool (`durable_confirm`: its question, its sleep, a cancel mid-sleep in the modern
+  era) included.
 - `@modelcontextprotocol/client` 2.x WITHOUT ext-tasks, driven by
   `scripts/interop/ts_client_handles.mjs`, in both eras: task handles followed to their
   results through the handle tools, one question through its elicitation handler, one through
