@@ -65,7 +65,10 @@ class DurableRun(Run):
         return self.need(port, "durable executions (a DurableExecutions port)")
 
     def prepare(self, record: TaskRecord, spec: ToolSpec) -> TaskRecord:
-        self.executions  # noqa: B018 - a server without the durable function refuses at once
+        if self.ports.adapters.get(self.name) is None:  # refused before anything is written
+            raise RuntimeError(
+                f"{spec.label} runs durably, but no durable executions are configured"
+            )
         return record
 
     def start(self, record: TaskRecord, spec: ToolSpec) -> None:
