@@ -5,7 +5,8 @@
   prompts, resources, logs, ending the session; and by `scripts/interop/ts_sdk_tasks.cjs`:
   its 2025-11-25 tasks (`client.experimental.tasks`: a call with `params.task`, tasks/get,
   tasks/result, tasks/list, tasks/cancel, an elicitation during a task, failures, another
-  caller's tasks out of reach); and, WITHOUT the tasks capability, by
+  caller's tasks out of reach; a durable tool's question and its result after its sleep); and,
+  WITHOUT the tasks capability, by
   `scripts/interop/ts_sdk_handles.cjs`: task handles (`docs/handles.md`) followed to their
   results through task_status / task_answer / task_cancel, one question answered through its
   elicitation handler and one through task_answer by a client reading only the text.
