@@ -8,8 +8,9 @@ durable runner (`local.durable`), through the real API, durable and reconcile ha
 - a cancel mid-sleep wins: the task is cancelled and its execution stopped;
 - an execution that ends without ending its task (stopped behind the task's back) is settled
   by the reconciler: the task fails, saying so;
-- a 2025-11-25 client creates, reads and cancels one, and a client without tasks gets a task
-  handle, as for any task-only tool.
+- a 2025-11-25 client gets its question on a `tasks/get` stream and its result from
+  `tasks/result`, or cancels it; a client without tasks gets a task handle, as for any
+  task-only tool.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 import pytest
 
 from mcp_tasks_aws.local.stack import EmbeddedStack
-from support.legacy import LegacyClient
+from support.legacy import LegacyClient, questions
 from support.mcp import McpClient, running_stack
 from support.tasks import TaskClient, WorkerDispatch, elicit_answer, wait_until
 
@@ -132,6 +133,30 @@ def test_an_execution_stopped_behind_its_task_is_settled_by_the_reconciler(
 
 
 # -- the 2025-11-25 era, and clients without tasks ---------------------------------------------
+
+
+def test_a_2025_11_25_client_answers_it_and_gets_its_result(stack: EmbeddedStack) -> None:
+    """The question comes on a `tasks/get` stream (tied to the task), once; the answer resumes
+    the durable execution; `tasks/result` ends with the tool's result."""
+    legacy = LegacyClient(stack.api_app.transport())
+    legacy.initialize()
+    params = {"name": TOOL, "arguments": {"dataset": "legacy", "batches": 2}, "task": {}}
+    task_id = str(legacy.result("tools/call", params)["task"]["taskId"])
+
+    def asked_on_get() -> list[dict[str, Any]]:
+        return questions(legacy.request("tasks/get", {"taskId": task_id}))
+
+    (question,) = wait_until(asked_on_get, 20)
+    assert question["method"] == "elicitation/create"
+    assert legacy.answer(question["id"], elicit_answer({"publish": True})).status == 202
+
+    def ended() -> bool:
+        return legacy.result("tasks/get", {"taskId": task_id})["status"] == "completed"
+
+    wait_until(ended, 30)
+    final = legacy.result("tasks/result", {"taskId": task_id})
+    text = final["content"][0]["text"]
+    assert text.startswith("legacy: 2 batches migrated, published as "), text
 
 
 def test_a_2025_11_25_client_creates_reads_and_cancels_it(stack: EmbeddedStack) -> None:
