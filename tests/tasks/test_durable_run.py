@@ -275,3 +275,49 @@ def test_a_start_that_fails_fails_the_task() -> None:
         service(store, Refusing()).create(
             ALICE, durable_tools([]).tools["pipeline"], {"label": "a"}, CAPABILITIES
         )
+
+
+def test_a_write_refused_because_the_sweeper_adopted_the_task_is_made_at_its_new_leg() -> None:
+    """The sweeper may move a running durable task's leg on (`adopt`) while an invocation
+    holds the leg it read: the invocation's next write re-reads the task and lands."""
+    import threading
+
+    from mcp_tasks_aws.aws.durable_sdk import durable_handler
+
+    entered, adopted = threading.Event(), threading.Event()
+    tools = ToolSet(name="adopted")
+
+    @tools.tool(task="required", runner="durable")
+    def patient(ctx: ToolContext) -> str:
+        """Waits in a step while the sweeper adopts its task, then reports and ends."""
+
+        def hold() -> str:
+            entered.set()
+            assert adopted.wait(10)
+            return "held"
+
+        held = ctx.step("hold", hold)
+        ctx.report("after the adopt")
+        return held
+
+    store = InMemoryTaskStore()
+    executions = LocalDurableExecutions(time_scale=60)
+    legs = LegRunner(store, RecordingRunner(), tools, report_interval_ms=0)
+    executions.handler = durable_handler(DurableBody(legs))
+    tasks = TaskService(store, RecordingRunner(), run_adapters={"durable": executions})
+    try:
+        record = tasks.create(ALICE, tools.tools["patient"], {}, CAPABILITIES)
+        assert entered.wait(10)
+        seen = store.get(record.task_id)
+        assert seen is not None
+        moved = store.apply(record.task_id, *t.adopt(seen, seen.updated_at))
+        assert moved is not None
+        assert moved.changed
+        adopted.set()
+        done = wait_until(lambda: (r := store.get(record.task_id)) and r.is_terminal and r, 20)
+        assert done.status == "completed", done
+        assert done.result["content"][0]["text"] == "held"
+        assert done.leg == seen.leg + 1  # completed at the leg the sweeper moved it to
+    finally:
+        adopted.set()
+        executions.close()
