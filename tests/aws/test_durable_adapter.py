@@ -37,9 +37,9 @@ def client() -> Any:
     return Clients(session).client("lambda", REPEATABLE)
 
 
-def test_unqualified_drops_an_alias_or_version() -> None:
-    assert unqualified(ALIAS) == FUNCTION
-    assert unqualified(FUNCTION) == FUNCTION
+def test_unqualified_is_the_bare_name() -> None:
+    assert unqualified(ALIAS) == "stack-DurableFunction"
+    assert unqualified(FUNCTION) == "stack-DurableFunction"
     assert unqualified("fn:live") == "fn"
 
 
@@ -107,7 +107,7 @@ def listed(status: str | None) -> dict[str, Any]:
     return {"DurableExecutions": [execution]}
 
 
-LIST_PARAMS = {"FunctionName": FUNCTION, "DurableExecutionName": TASK}
+LIST_PARAMS = {"FunctionName": "stack-DurableFunction", "DurableExecutionName": TASK}
 
 
 @pytest.mark.parametrize("status", ["RUNNING", "SUCCEEDED", None])

@@ -9,11 +9,11 @@ checkpoints are the durable SDK's, in the durable function: `aws.durable_sdk`):
   `DurableExecutionAlreadyStartedException` is started already;
 - answer: `SendDurableExecutionCallbackSuccess` with the answers; a callback no longer waiting
   answers `ResourceNotFoundException`, `CallbackTimeoutException` or
-  `InvalidParameterValueException`: False, except on a copy the SDK resent, whose first copy
-  may have completed it (delivered, as for Step Functions tokens);
-- stop and status: the execution is found by name (`ListDurableExecutionsByFunction`, one
-  read), and a running one stopped (`StopDurableExecution`; stopping one that ended changes
-  nothing).
+  `InvalidParameterValueException` (or a bare 404): False, except on a copy the SDK resent,
+  whose first copy may have completed it (delivered, as for Step Functions tokens);
+- stop and status: the execution is found by name (`ListDurableExecutionsByFunction` on the
+  function's bare name, one read), and a running one stopped (`StopDurableExecution`;
+  stopping one that ended changes nothing).
 
 The durable SDK is never imported here: the API function holds this adapter.
 """
@@ -37,11 +37,12 @@ STOP_ERROR_MESSAGE: Final = "Cancelled by the client"
 
 
 def unqualified(name: str) -> str:
-    """`name` (a function name or ARN, perhaps qualified by an alias or version) without its
-    qualifier: executions are listed by function (a durable execution's ARN names the version
-    the alias pointed to, so the alias itself would not find them)."""
+    """The function's bare name, from `name` (a name or ARN, perhaps qualified by an alias or
+    version): executions are listed by function, in this account and region (a durable
+    execution's ARN names the version the alias pointed to, so the alias would not find them;
+    a bare name is what every implementation of the API matches)."""
     if name.startswith("arn:"):
-        return ":".join(name.split(":")[:7])
+        return name.split(":")[6]
     return name.partition(":")[0]
 
 
@@ -73,10 +74,16 @@ class LambdaDurableExecutions:
                     CallbackId=callback_id, Result=result.encode()
                 )
         except Exception as exc:
-            if client_error_code(exc) not in GONE_CALLBACK:
-                raise
             response = getattr(exc, "response", None) or {}
-            return bool(response.get("ResponseMetadata", {}).get("RetryAttempts"))
+            metadata = response.get("ResponseMetadata", {})
+            # A callback the service does not know is a 404, whatever code names it (AWS's
+            # local service answers one without a code).
+            if (
+                client_error_code(exc) not in GONE_CALLBACK
+                and metadata.get("HTTPStatusCode") != 404
+            ):
+                raise
+            return bool(metadata.get("RetryAttempts"))
         return True
 
     def _find(self, name: str) -> dict[str, Any] | None:
