@@ -11,6 +11,9 @@ come from the virtual environment, which pip compiled when it installed them. Ca
 - api:        import handlers/api.py with the deployed environment, then handle a
               `server/discover` and an inline `tools/call` (demo `text_stats`); both checked.
 - api-import: the same import, no request (the difference is what handling costs).
+- durable-import: the durable function's init: handlers/durable.py imported (the durable
+              execution SDK with it) and its handler built from the deployed environment;
+              no invocation (its first one would checkpoint with the durable service).
 - api-managed: `api`'s import with MCP_TASKS_TOOLS=examples/managed/tools.yaml (a server
               that serves only a declaration: six managed tools), then `server/discover`
               and `tools/list` (checked: the six, and the three task-handle tools a client
@@ -108,6 +111,8 @@ INFORMATIONAL = {
     ("api-legacy", "floor"): "a 2025-11-25 initialize",
     ("pyjwt", "crypto"): "PyJWT against the primitives the token check uses",
     ("api", "api-source"): "bytecode as `make build` ships it, against none",
+    ("durable-import", "floor"): "the durable function's init (its SDK, its handler built)",
+    ("durable-import", "api-import"): "the durable function's init, against the API's",
 }
 DEFAULT_ROUNDS = 25
 SMOKE = {"rounds": 1}
@@ -126,6 +131,19 @@ api.handler  # what the Lambda runtime reads at init: builds the handler from th
 import os, mcp_tasks_aws
 if not mcp_tasks_aws.__file__.startswith(os.path.dirname(os.path.dirname(sys.argv[1]))):
     raise SystemExit(f"mcp_tasks_aws came from {mcp_tasks_aws.__file__}, not the staged copy")
+"""
+
+# Loads handlers/durable.py as the Lambda runtime would (the durable function's init: the
+# durable SDK imported, the handler built from the environment). sys.argv[1] names the file.
+_IMPORT_DURABLE = """
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("durable", sys.argv[1])
+durable = importlib.util.module_from_spec(spec)
+sys.modules["durable"] = durable
+spec.loader.exec_module(durable)
+durable.handler
+if "aws_durable_execution_sdk_python" not in sys.modules:
+    raise SystemExit("the durable function's init did not import the durable SDK")
 """
 
 # A Lambda context rebuilt in the child from `lambda_context_fields()`.
@@ -360,6 +378,7 @@ class StagedCode:
                 raise ChildFailed(f"could not compile the staged code in {root}")
         self.root = root
         self.api_handler = root / "handlers" / "api.py"
+        self.durable_handler = root / "handlers" / "durable.py"
 
     def env(self, base: dict[str, str]) -> dict[str, str]:
         """`base`, with this copy first on the path and no bytecode written by the child."""
@@ -386,6 +405,11 @@ def cases(shipped: StagedCode, source: StagedCode, oauth: OAuthIssuer) -> list[C
         Case("api", [PYTHON, "-c", _IMPORT_API + _HANDLE, handler, job], deployed),
         Case("api-managed", [PYTHON, "-c", _IMPORT_API + _HANDLE_LIST, handler, listing], managed),
         Case("api-import", [PYTHON, "-c", _IMPORT_API, handler], deployed),
+        Case(
+            "durable-import",
+            [PYTHON, "-c", _IMPORT_DURABLE, str(shipped.durable_handler)],
+            deployed,
+        ),
         Case(
             "api-task",
             [PYTHON, "-c", _CANNED_AWS + _IMPORT_API + _HANDLE + _TASK, handler, task_job],

@@ -24,6 +24,7 @@ from typing import Any
 import aws_calls
 import cold_start
 import costs
+import durable_costs
 import front_doors
 import handles
 import latency
@@ -40,6 +41,7 @@ SECTIONS: dict[str, ModuleType] = {
     "lifecycle": lifecycle,
     "load": load,
     "costs": costs,
+    "durable": durable_costs,
     "handles": handles,
     "latency": latency,
     "managed-costs": managed_costs,

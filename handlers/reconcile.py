@@ -7,7 +7,9 @@ Each event is an end of one run's work (`tasks.runs`), handed to that run to set
 - EventBridge "Step Functions Execution Status Change" of the task state machine: an
   execution that FAILED, TIMED_OUT or was ABORTED without ending its task (run `legs`);
 - the same event for any other machine: a declared workflow's execution that ended,
-  SUCCEEDED included (run `workflow`).
+  SUCCEEDED included (run `workflow`);
+- a "Durable Execution Status Change" of the durable function (template's DurableEndsRule): a
+  durable tool's execution that FAILED, TIMED_OUT or was STOPPED (run `durable`).
 The task becomes failed (or, for a workflow, completed as its declaration maps the output),
 unless it is already terminal (cancelled included), or, for a direct leg, an execution holds
 it now. Which run an event belongs to is read off the event here; nothing else is.
@@ -37,6 +39,7 @@ with init_phase():
 logger = Logger()
 metrics = Metrics()
 LOST = frozenset({"FAILED", "TIMED_OUT", "ABORTED"})
+DURABLE_END = "Durable Execution Status Change"
 LambdaHandler = Callable[[dict[str, Any], Any], dict[str, str]]
 
 
@@ -46,6 +49,12 @@ def lost_end(event: dict[str, Any], own_machine: str) -> tuple[LostEnd, str] | N
     if leg is not None:
         return LostEnd("direct", leg.task_id, leg.reason), "ReconciledLeg"
     detail = event.get("detail") or {}
+    if event.get("detail-type") == DURABLE_END:
+        name = str(detail.get("durableExecutionName", ""))
+        if not name:
+            return None
+        arn = str(detail.get("durableExecutionArn", ""))
+        return LostEnd("durable", name, str(detail.get("status", "")), arn), "Durable"
     status = str(detail.get("status", ""))
     task_id = str(detail.get("name", ""))
     machine = str(detail.get("stateMachineArn", ""))

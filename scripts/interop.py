@@ -5,13 +5,16 @@
   prompts, resources, logs, ending the session; and by `scripts/interop/ts_sdk_tasks.cjs`:
   its 2025-11-25 tasks (`client.experimental.tasks`: a call with `params.task`, tasks/get,
   tasks/result, tasks/list, tasks/cancel, an elicitation during a task, failures, another
-  caller's tasks out of reach); and, WITHOUT the tasks capability, by
+  caller's tasks out of reach; a durable tool's question and its result after its sleep); and,
+  WITHOUT the tasks capability, by
   `scripts/interop/ts_sdk_handles.cjs`: task handles (`docs/handles.md`) followed to their
   results through task_status / task_answer / task_cancel, one question answered through its
   elicitation handler and one through task_answer by a client reading only the text.
 - `@modelcontextprotocol/ext-tasks` 0.2.x on `@modelcontextprotocol/client` 2.x, driven by
   `scripts/interop/ext_tasks_client.mjs`, in both eras (its v1 and v2 requesters; its v1
-  requester gets a task's question on a `tasks/get` stream, `server/legacy/task_questions.py`).
+  requester gets a task's question on a `tasks/get` stream, `server/legacy/task_questions.py`),
+  a durable tool (`durable_confirm`: its question, its sleep, a cancel mid-sleep in the modern
+  era) included.
 - `@modelcontextprotocol/client` 2.x WITHOUT ext-tasks, driven by
   `scripts/interop/ts_client_handles.mjs`, in both eras: task handles followed to their
   results through the handle tools, one question through its elicitation handler, one through

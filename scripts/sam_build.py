@@ -14,7 +14,8 @@
    `CodeUri: .` would copy `.tools` (node_modules, the SAM venv itself), tests and caches into
    every function. The stage holds `handlers/`, `mcp_tasks_aws/` (less the embedded stack,
    `mcp_tasks_aws.local`), the tools' files (only what they reference, `sam_tools`) and a
-   `requirements.txt` generated from pyproject's `[project].dependencies` less boto3/botocore
+   `requirements.txt` generated from pyproject's `[project].dependencies` (and the `durable`
+   extra, the durable function's SDK) less boto3/botocore
    (the Lambda runtime provides them). The stage template is `template.yaml` with `CodeUri`
    pointed at the staged code (and `DefinitionUri` re-based so it still names infra/).
 3. `sam build` (python3.12, arm64 wheels; pure-Python and manylinux wheels need no container),
@@ -137,11 +138,19 @@ def ensure_sam(py312: Path) -> Path:
     return sam
 
 
+PACKAGED_EXTRAS = ("durable",)
+"""Extras every function package carries: the durable execution SDK, pinned, which only the
+durable function imports (the lean-import tests hold the others to that); its runtime's own
+copy may be another version."""
+
+
 def runtime_requirements() -> list[str]:
-    """pyproject's runtime dependencies, less what the Lambda runtime provides."""
+    """pyproject's runtime dependencies and `PACKAGED_EXTRAS`, less what the Lambda runtime
+    provides."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     keep = []
-    for requirement in project["dependencies"]:
+    extras = [r for extra in PACKAGED_EXTRAS for r in project["optional-dependencies"][extra]]
+    for requirement in [*project["dependencies"], *extras]:
         name = requirement.split(";")[0].split("[")[0]
         for separator in "<>=!~ ":
             name = name.split(separator)[0]

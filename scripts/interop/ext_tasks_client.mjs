@@ -127,6 +127,15 @@ async function legacy() {
       mine[0].delivery === "peer-request",
     { outcome: confirmed.outcome, asked },
   );
+  // A durable tool (a Lambda durable execution; AWS's in-process runner here): its question
+  // reaches the handler once, its sleep keeps it working, then it settles.
+  const durable = await call(tasks, "durable_confirm", { filename: "ext-durable-legacy.txt" });
+  check(
+    `${era}: a durable tool's question reaches its handler once, and it settles after its sleep`,
+    textOf(durable.outcome.result) === "Deleted ext-durable-legacy.txt durably (22 characters checked)." &&
+      asked.filter((a) => a.message === "Durably delete ext-durable-legacy.txt?").length === 1,
+    { outcome: durable.outcome, asked },
+  );
   const toolError = await call(tasks, "failing_job", {});
   check(
     `${era}: a tool error settles failed, saying why`,
@@ -136,7 +145,7 @@ async function legacy() {
   const protocolError = await call(tasks, "protocol_error_job", {});
   check(`${era}: a protocol error settles failed`, protocolError.outcome.status === "failed", protocolError.outcome);
   const listed = (await tasks.listTasks()).tasks.map((task) => task.taskId);
-  const ids = [protocolError, toolError, confirmed, done].map((call) => call.execution.handle.taskId);
+  const ids = [protocolError, toolError, durable, confirmed, done].map((call) => call.execution.handle.taskId);
   check(`${era}: tasks/list lists them, newest first`, ids.every((id, i) => listed.indexOf(id) === i), { listed, ids });
   const running = await tasks.callTool("slow_compute", { seconds: 30, label: "ext-cancel" }, { task: { preference: "prefer" } });
   await tasks.cancelTask(running.handle.taskId);
@@ -162,6 +171,33 @@ async function modern() {
     `${era}: an elicitation during the task is answered (tasks/update)`,
     textOf(confirmed.outcome.result) === "Deleted ext.txt." && asked.some((a) => a.message === "Delete ext.txt?"),
     { outcome: confirmed.outcome, asked },
+  );
+  const durable = await call(tasks, "durable_confirm", { filename: "ext-durable.txt" });
+  check(
+    `${era}: a durable tool's question is answered (tasks/update), and it settles after its sleep`,
+    textOf(durable.outcome.result) === "Deleted ext-durable.txt durably (15 characters checked)." &&
+      asked.filter((a) => a.message === "Durably delete ext-durable.txt?").length === 1,
+    { outcome: durable.outcome, asked },
+  );
+  const sleeping = await tasks.callTool(
+    "durable_confirm",
+    { filename: "ext-durable-cancel.txt", sleep_seconds: 3600 },
+    { task: { preference: "prefer" } },
+  );
+  const settling = settle(sleeping).catch((error) => ({ status: describe(error) }));
+  const sleepingId = sleeping.handle.taskId;
+  let message = "";
+  for (let i = 0; i < 200 && !message.startsWith("sleeping until"); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    message = (await tasks.task(sleepingId).snapshot()).statusMessage || "";
+  }
+  check(`${era}: a durable task sleeps working, saying until when`, message.startsWith("sleeping until"), message);
+  await tasks.cancelTask(sleepingId);
+  const cancelledDurable = await settling;
+  check(
+    `${era}: a durable task cancelled mid-sleep settles cancelled`,
+    cancelledDurable.status === "cancelled",
+    cancelledDurable,
   );
   const toolError = await call(tasks, "failing_job", {});
   check(

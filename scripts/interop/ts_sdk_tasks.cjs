@@ -126,6 +126,19 @@ async function main() {
     confirmed.last.type === "result" && textOf(confirmed.last.result) === "Deleted notes.txt.",
     confirmed.last,
   );
+  // A durable tool (a Lambda durable execution): the same, and its result comes after its sleep.
+  const durable = await stream(client, "durable_confirm", { filename: "durable.txt" });
+  const durableQuestion = asked.find((params) => params._meta?.[RELATED]?.taskId === durable.taskId);
+  check(
+    "a durable tool's question reaches the client",
+    durableQuestion && durableQuestion.message === "Durably delete durable.txt?",
+    asked,
+  );
+  check(
+    "its answer resumes the durable task, which sleeps, then ends with its result",
+    durable.last.type === "result" && textOf(durable.last.result) === "Deleted durable.txt durably (11 characters checked).",
+    durable.last,
+  );
   const two = await stream(client, "multi_input", {});
   check("two questions at once are answered", two.last.type === "result" && !two.last.result.isError, two.last);
   const prelude = await stream(client, "test_tool_with_task", {});
@@ -152,7 +165,7 @@ async function main() {
 
   // tasks/list: the caller's own tasks, newest first.
   const listed = (await tasks.listTasks()).tasks.map((task) => task.taskId);
-  const mine = [protocolError.taskId, toolError.taskId, prelude.taskId, two.taskId, confirmed.taskId];
+  const mine = [protocolError.taskId, toolError.taskId, prelude.taskId, two.taskId, durable.taskId, confirmed.taskId];
   check(
     "tasks/list lists the caller's tasks, newest first",
     mine.every((id, index) => listed.indexOf(id) === index),

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from mcp_tasks_aws.edge.gate import Edge
     from mcp_tasks_aws.server.legacy.sessions import LegacySessionStore
+    from mcp_tasks_aws.tasks.durable import DurableBody
     from mcp_tasks_aws.tasks.legs import LegRunner
     from mcp_tasks_aws.tasks.ports import (
         ChangeFeed,
@@ -61,9 +62,12 @@ class App:
         *,
         clients: Clients | None = None,
         toolset: ToolSet | None = None,
+        run_adapters: dict[str, Any] | None = None,
     ) -> None:
         self.settings = settings
         self.clients = clients or Clients()
+        if run_adapters is not None:  # the embedded stack's stand-ins (`local.durable`)
+            self.__dict__["run_adapters"] = dict(run_adapters)
         if toolset is not None:
             self.__dict__["toolset"] = self._bound(toolset)
 
@@ -137,9 +141,15 @@ class App:
     @cached_property
     def run_adapters(self) -> dict[str, Any]:
         """The ports of runs beyond the task state machine, direct legs and declared
-        workflows, by run name (`tasks.runs.base.RunPorts.adapters`): none yet. A new run's
-        adapter is made here, on first use like the others."""
-        return {}
+        workflows, by run name (`tasks.runs.base.RunPorts.adapters`): the durable function's
+        executions (`durable`), where one is configured. A new run's adapter is made here.
+        Its client is made on its first call, like the others."""
+        if not self.settings.durable_function:
+            return {}
+        from mcp_tasks_aws.aws.durable import LambdaDurableExecutions
+
+        client = cast("LambdaClient", LazyClient(self.clients, "lambda"))
+        return {"durable": LambdaDurableExecutions(client, self.settings.durable_function)}
 
     @cached_property
     def door_keys(self) -> DoorKeys:
@@ -196,6 +206,12 @@ class App:
             default_poll_interval_ms=self.settings.poll_interval_ms,
             max_poll_interval_ms=self.settings.max_poll_interval_ms,
         )
+
+    def durable_body(self) -> DurableBody:
+        """What the durable function runs: a durable tool's task, in its execution."""
+        from mcp_tasks_aws.tasks.durable import DurableBody  # the durable function's path
+
+        return DurableBody(self.leg_runner())
 
     def leg_runner(self) -> LegRunner:
         """What the worker function runs: one leg of a task."""

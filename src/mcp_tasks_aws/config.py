@@ -57,6 +57,9 @@ class Settings:
     poll_interval_ms: int = 500
     max_poll_interval_ms: int = 10_000
     worker_function: str = ""
+    durable_function: str = ""
+    """The durable function (qualified: its alias) that runs durable tools' tasks (empty: none,
+    and a durable tool's tasks fail to start, saying so)."""
     listen_window_ms: int = 20_000
     listen_poll_ms: int = 500
     session_ttl_seconds: int = 24 * 3600
@@ -89,6 +92,7 @@ class Settings:
             poll_interval_ms=int(env.get("MCP_TASKS_POLL_INTERVAL_MS", 500)),
             max_poll_interval_ms=int(env.get("MCP_TASKS_MAX_POLL_INTERVAL_MS", 10_000)),
             worker_function=env.get("MCP_TASKS_WORKER_FUNCTION", ""),
+            durable_function=env.get("MCP_TASKS_DURABLE_FUNCTION", ""),
             listen_window_ms=int(env.get("MCP_TASKS_LISTEN_WINDOW_MS", 20_000)),
             listen_poll_ms=int(env.get("MCP_TASKS_LISTEN_POLL_MS", 500)),
             session_ttl_seconds=int(env.get("MCP_TASKS_SESSION_TTL_S", 24 * 3600)),

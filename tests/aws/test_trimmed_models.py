@@ -23,6 +23,7 @@ SERVICE_OF = {
     "dynamodb.py": "dynamodb",
     "sessions.py": "dynamodb",
     "lambda_legs.py": "lambda",
+    "durable.py": "lambda",
     "stepfunctions.py": "stepfunctions",
     "secrets.py": "secretsmanager",
     "s3.py": "s3",

@@ -23,6 +23,7 @@ from mcp_types import ElicitRequestParams, ElicitResult, ErrorData, TextContent
 from mcp_tasks_aws.client import (
     CreateTaskResult,
     PollPolicy,
+    TaskCancelledError,
     TaskFailedError,
     TaskHandle,
     TaskInputError,
@@ -120,6 +121,45 @@ async def test_an_elicitation_during_the_task_goes_through_the_sessions_callback
     assert text_of(result) == "Deleted a.txt."
     assert [message for _, message in elicitations.asked] == ["Delete a.txt?"]  # once, not per poll
     assert "input_required" in statuses
+
+
+async def test_a_durable_tool_asks_sleeps_and_completes(stack_url: str) -> None:
+    """`durable_confirm` runs as a Lambda durable execution (AWS's in-process runner here):
+    its question reaches the elicitation handler once, its sleep keeps it working."""
+    elicitations = Elicitations()
+    statuses: list[str] = []
+    extension = TasksExtension(policy=FAST, on_status=lambda p: statuses.append(p.status))
+    async with client_for(stack_url, extension, elicitation_callback=elicitations) as client:
+        with anyio.fail_after(30):
+            result = await client.call_tool("durable_confirm", {"filename": "d.txt"})
+    assert text_of(result) == "Deleted d.txt durably (5 characters checked)."
+    assert [message for _, message in elicitations.asked] == ["Durably delete d.txt?"]
+    assert "input_required" in statuses
+
+
+async def test_a_durable_task_is_cancelled_mid_sleep(stack_url: str) -> None:
+    """Its question answered, `durable_confirm` sleeps an hour of durable time (a minute here);
+    a cancel then wins: the task is cancelled and never deletes."""
+    statuses: list[str | None] = []
+    async with client_for(stack_url, elicitation_callback=Elicitations()) as client:
+        tasks = Tasks(client)
+        with anyio.fail_after(30):
+            handle = await tasks.start(
+                "durable_confirm", {"filename": "e.txt", "sleep_seconds": 3600}
+            )
+            assert isinstance(handle, TaskHandle)
+            async with anyio.create_task_group() as group:
+
+                async def follow() -> None:  # answers the question, as a waiting client does
+                    with pytest.raises(TaskCancelledError):
+                        await handle.wait(on_status=lambda p: statuses.append(p.status_message))
+
+                group.start_soon(follow)
+                while not any((m or "").startswith("sleeping until") for m in statuses):
+                    await anyio.sleep(0.05)
+                await tasks.cancel(handle.task_id)
+            snapshot = await status_becomes(tasks, handle.task_id, "cancelled")
+    assert snapshot.status == "cancelled"
 
 
 async def test_two_questions_at_once_are_each_answered_once(stack_url: str) -> None:

@@ -4,7 +4,9 @@ A fresh interpreter, with the environment the deployed function has, imports han
 and handles one `server/discover` (or one 2025-11-25 `initialize`, which builds the legacy
 side). After that neither the official MCP SDK (`mcp`), nor moto, nor `rich` (the CLI's), nor
 the embedded stack (`mcp_tasks_aws.local`) may be loaded: they belong to the client, the tests
-and local runs, never to Lambda.
+and local runs, never to Lambda. Nor may the durable execution SDK and its testing package:
+they are the durable function's alone (`handlers/durable.py`), even where they are installed
+(here they are: the test would fail if the API function reached them).
 """
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ from mcp_tasks_aws.local.apigw_emulator import build_event
 from support.lambdas import API_CHILD_PRELUDE, PROJECT_ROOT, api_job, run_child
 
 PROTOCOL_VERSION = "2026-07-28"
-FORBIDDEN = ("mcp", "moto", "rich", "mcp_tasks_aws.local")
+FORBIDDEN = (
+    "mcp",
+    "moto",
+    "rich",
+    "mcp_tasks_aws.local",
+    "aws_durable_execution_sdk_python",
+    "aws_durable_execution_sdk_python_testing",
+)
 
 # The event is built here, in the test process, so the child never needs the emulator.
 CHILD = (
@@ -112,6 +121,22 @@ def test_worker_and_reconcile_handlers_import_neither_sdk_nor_moto_nor_local_sta
     }
     loaded = run_child(IMPORT_ONLY, job)
     assert loaded == [], f"a task function imports modules Lambda must not load: {loaded}"
+
+
+def test_the_durable_function_is_what_imports_the_durable_sdk() -> None:
+    """The control of the tests above: the SDK is installed here, and the durable function's
+    handler does load it, so an API function that reached it would be seen."""
+    job = {
+        "handlers": {"durable": str(PROJECT_ROOT / "handlers" / "durable.py")},
+        "forbidden": ("aws_durable_execution_sdk_python",),
+    }
+    loaded = run_child(IMPORT_ONLY, job)
+    assert "aws_durable_execution_sdk_python" in loaded
+    job["handlers"] = {
+        name: str(PROJECT_ROOT / "handlers" / f"{name}.py")
+        for name in ("worker", "reconcile", "sweep")
+    }
+    assert run_child(IMPORT_ONLY, job) == []
 
 
 MODERN_ONLY = (

@@ -28,7 +28,7 @@ from infra.test_auth_mode_switch import ISSUER, changes, settled
 from infra.test_template import TEMPLATE, Stack, build_stack
 from mcp_tasks_aws.local.template import load_template
 
-ALIASED = ("ApiFunction", "WorkerFunction")
+ALIASED = ("ApiFunction", "DurableFunction", "WorkerFunction")
 VERSIONED = (
     "Architectures",
     "Code",
@@ -57,6 +57,9 @@ SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:mcp-state-AbCdEf"
 BOTH = {"ApiFunction", "WorkerFunction"}
 API = {"ApiFunction"}
 WORKER = {"WorkerFunction"}
+DURABLE = {"DurableFunction"}
+ALL = BOTH | DURABLE
+"""The durable function shares the worker's memory and timeout, and the Globals."""
 
 ACCOUNT = "us-east-1:123456789012"
 MANAGED_GRANTS = {
@@ -83,12 +86,12 @@ CASES: dict[str, tuple[dict[str, str], dict[str, str], set[str]]] = {
     "OAUTH scopes": (OAUTH, {**OAUTH, "OAuthScopes": "mcp admin"}, API),
     # Every other parameter that reaches a function's configuration.
     "API memory": ({}, {"ApiMemorySize": "1024"}, API),
-    "worker memory": ({}, {"WorkerMemorySize": "2048"}, WORKER),
-    "worker timeout (a leg's window)": ({}, {"WorkerTimeoutSeconds": "300"}, WORKER),
-    "task TTL": ({}, {"DefaultTaskTtlMs": "3600000"}, BOTH),
-    "tools": ({}, {"ToolsModule": "company.tools"}, BOTH),
+    "worker memory": ({}, {"WorkerMemorySize": "2048"}, WORKER | DURABLE),
+    "worker timeout (a leg's window)": ({}, {"WorkerTimeoutSeconds": "300"}, WORKER | DURABLE),
+    "task TTL": ({}, {"DefaultTaskTtlMs": "3600000"}, ALL),
+    "tools": ({}, {"ToolsModule": "company.tools"}, ALL),
     "SnapStart": ({}, {"SnapStart": "Disabled"}, BOTH),
-    "tracing": ({}, {"Tracing": "Active"}, BOTH),
+    "tracing": ({}, {"Tracing": "Active"}, ALL),
     "origins": ({}, {"AllowedOrigins": "https://app.example.com"}, API),
     "state secret": ({}, {"StateSecretArn": SECRET}, API),
     # The front door decides the API function's handler, layer, timeout, SnapStart and windows;

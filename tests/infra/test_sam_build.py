@@ -128,6 +128,7 @@ def test_the_smoke_test_imports_every_functions_handler_from_the_template(
         "ReconcileFunction": ["handlers.reconcile.handler"],
         "SweepFunction": ["handlers.sweep.handler"],
         "AskFunction": ["handlers.ask.handler"],
+        "DurableFunction": ["handlers.durable.handler"],
     }
     staged = tmp_path / "template.json"
     staged.write_text(json.dumps(template))

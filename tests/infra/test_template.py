@@ -271,18 +271,21 @@ DAY_MS = 24 * 3600 * 1000
 LOST_STATUSES = {"FAILED", "TIMED_OUT", "ABORTED"}
 
 COMMON_RESOURCES = {
-    "AWS::Lambda::Function": 5,  # API, worker, reconciler, ask (workflows' questions), sweeper
-    # AutoPublishAlias: the API's and the worker's published version and `live` alias
-    "AWS::Lambda::Version": 2,
-    "AWS::Lambda::Alias": 2,
+    # API, worker, reconciler, ask (workflows' questions), sweeper, durable (durable tools)
+    "AWS::Lambda::Function": 6,
+    # AutoPublishAlias: the API's, the worker's and the durable function's published version
+    # and `live` alias
+    "AWS::Lambda::Version": 3,
+    "AWS::Lambda::Alias": 3,
     # each aliased function's parameter-made configuration, whose number its version names
     "AWS::AppConfig::Application": 1,
-    "AWS::AppConfig::ConfigurationProfile": 2,
-    "AWS::AppConfig::HostedConfigurationVersion": 2,
-    "AWS::IAM::Role": 6,
-    "AWS::Lambda::Permission": 3,
+    "AWS::AppConfig::ConfigurationProfile": 3,
+    "AWS::AppConfig::HostedConfigurationVersion": 3,
+    "AWS::IAM::Role": 7,
+    # + EventBridge invoking the reconciler for durable executions' ends
+    "AWS::Lambda::Permission": 4,
     "AWS::StepFunctions::StateMachine": 1,
-    "AWS::Logs::LogGroup": 7,  # the state machine's, the five functions', API access logs
+    "AWS::Logs::LogGroup": 8,  # the state machine's, the six functions', API access logs
     "AWS::DynamoDB::Table": 1,
     "AWS::S3::Bucket": 1,
     "AWS::ApiGatewayV2::Api": 1,
@@ -291,7 +294,8 @@ COMMON_RESOURCES = {
     "AWS::ApiGatewayV2::Route": 1,
     # in every AuthMode, so that no switch deletes it (test_auth_mode_switch.py)
     "AWS::ApiGatewayV2::Authorizer": 1,
-    "AWS::Events::Rule": 2,  # lost executions; the sweeper's schedule
+    # lost executions; the sweeper's schedule; durable executions' ends (DurableEndsRule)
+    "AWS::Events::Rule": 3,
     # API 5xx, failed executions, function errors, throttles, reconcile dead letters, sweeps
     "AWS::CloudWatch::Alarm": 6,
     # the reconciler's retries and dead-letter queue; the worker's direct legs; the sweeper's
@@ -635,7 +639,9 @@ def test_functions_run_python312_on_arm64_with_existing_handlers(default_stack: 
     functions = default_stack.resources("AWS::Lambda::Function")
     for logical, spec in functions.items():
         properties = default_stack.choose(spec["Properties"])
-        assert properties["Runtime"] == "python3.12", logical
+        # The durable SDK needs python3.13 or newer; every other function runs 3.12.
+        runtime = "python3.13" if logical == "DurableFunction" else "python3.12"
+        assert properties["Runtime"] == runtime, logical
         assert properties["Architectures"] == ["arm64"], logical
         module, function = properties["Handler"].rsplit(".", 1)
         source = ROOT / Path(*module.split(".")).with_suffix(".py")
@@ -720,10 +726,9 @@ def test_lost_execution_rule_matches_this_state_machine(
     (rule,) = [
         spec
         for spec in default_stack.resources("AWS::Events::Rule").values()
-        if "EventPattern" in spec["Properties"]
+        if spec["Properties"].get("EventPattern", {}).get("source") == ["aws.states"]
     ]
     pattern = rule["Properties"]["EventPattern"]
-    assert pattern["source"] == ["aws.states"]
     assert pattern["detail-type"] == ["Step Functions Execution Status Change"]
     assert set(pattern["detail"]["status"]) == LOST_STATUSES
     assert resolver().resolve(pattern["detail"]["stateMachineArn"]) == [machine_arn(template)]
@@ -739,6 +744,28 @@ def test_lost_execution_rule_matches_this_state_machine(
     )
     assert isinstance(lost, ast.Call)
     assert ast.literal_eval(lost.args[0]) == LOST_STATUSES
+
+
+def test_durable_ends_reach_the_reconciler(default_stack: Stack) -> None:
+    """A durable execution that ends without its task (failed, timed out, stopped) is heard by
+    the reconciler, whose handler reads that event (`handlers/reconcile.py`, DURABLE_END)."""
+    rules = [
+        spec
+        for spec in default_stack.resources("AWS::Events::Rule").values()
+        if spec["Properties"].get("EventPattern", {}).get("source") == ["aws.lambda"]
+    ]
+    (rule,) = rules
+    pattern = rule["Properties"]["EventPattern"]
+    source = (ROOT / "handlers" / "reconcile.py").read_text()
+    (detail_type,) = pattern["detail-type"]
+    assert f'DURABLE_END = "{detail_type}"' in source
+    assert set(pattern["detail"]["status"]) == {"FAILED", "TIMED_OUT", "STOPPED"}
+    (target,) = rule["Properties"]["Targets"]
+    assert target["Arn"] == {"Fn::GetAtt": ["ReconcileFunction", "Arn"]}
+    assert target["DeadLetterConfig"] == {"Arn": {"Fn::GetAtt": ["ReconcileDeadLetters", "Arn"]}}
+    durable = default_stack.resources()["DurableFunction"]["Properties"]
+    assert durable["Runtime"] == "python3.13"
+    assert durable["DurableConfig"]["ExecutionTimeout"] * 1000 >= Settings.from_env({}).max_ttl_ms
 
 
 def test_every_state_machine_arn_names_the_same_machine(template: dict[str, Any]) -> None:
@@ -1035,6 +1062,11 @@ MANAGED_POLICIES = {
         "Tracing (functions with Tracing: Active, the state machine always): X-Ray segment "
         "upload has no resource-level permissions."
     ),
+    "arn:aws:iam::aws:policy/service-role/AWSLambdaBasicDurableExecutionRolePolicy": (
+        "SAM's default for a function with DurableConfig (the durable function): its logs, and "
+        "checkpointing and reading the state of its own durable executions, which the SDK "
+        "does on the function's behalf."
+    ),
 }
 
 EXPECTED_ACTIONS = {
@@ -1051,7 +1083,12 @@ EXPECTED_ACTIONS = {
         "s3:GetObject",
         "secretsmanager:GetSecretValue",
         "lambda:InvokeFunction",
+        # Durable tools' tasks: find, answer and stop the durable function's executions.
+        "lambda:ListDurableExecutionsByFunction",
+        "lambda:SendDurableExecutionCallbackSuccess",
+        "lambda:StopDurableExecution",
     },
+    "DurableFunction": {"dynamodb:GetItem", "dynamodb:UpdateItem", "s3:PutObject"},
     "WorkerFunction": {
         "dynamodb:GetItem",
         "dynamodb:UpdateItem",
@@ -1066,6 +1103,7 @@ EXPECTED_ACTIONS = {
         "dynamodb:BatchGetItem",
         "dynamodb:UpdateItem",
         "states:DescribeExecution",
+        "lambda:ListDurableExecutionsByFunction",
     },
     "AskFunction": {
         "dynamodb:GetItem",
@@ -1200,7 +1238,8 @@ def test_a_function_may_invoke_only_what_it_must(default_stack: Stack) -> None:
             if "lambda:InvokeFunction" in as_list(statement["Action"])
         ]
     assert invoked == {
-        "ApiFunction": [{"Ref": "WorkerFunctionAliaslive"}],
+        "ApiFunction": [{"Ref": "WorkerFunctionAliaslive"}, {"Ref": "DurableFunctionAliaslive"}],
+        "DurableFunction": [],
         "WorkerFunction": [{"Fn::GetAtt": ["ReconcileFunction", "Arn"]}],
         "ReconcileFunction": [],
         "SweepFunction": [],
@@ -1221,6 +1260,7 @@ def test_scoped_resources_belong_to_this_stack(default_stack: Stack) -> None:
     names |= {"AWS::StackName": "stk", "WorkerFunction": "stk-WorkerFunction"}
     functions = f"arn:aws:lambda:us-east-1:{account}:function"
     names |= {"WorkerFunctionAliaslive": f"{functions}:stk-WorkerFunction:live"}
+    names |= {"DurableFunctionAliaslive": f"{functions}:stk-DurableFunction:live"}
     names |= {"AWS::StackId": STACK_ID}
     secret = f"arn:aws:secretsmanager:us-east-1:{account}:secret:StateSecret-AbCdEf"
     names |= {"StateSecret": secret}
@@ -1231,6 +1271,7 @@ def test_scoped_resources_belong_to_this_stack(default_stack: Stack) -> None:
         ("ReconcileDeadLetters", "Arn"): f"arn:aws:sqs:us-east-1:{account}:stk-dead-letters",
         ("WorkerFunction", "Arn"): f"{functions}:stk-WorkerFunction",
         ("ReconcileFunction", "Arn"): f"{functions}:stk-ReconcileFunction",
+        ("DurableFunction", "Arn"): f"{functions}:stk-DurableFunction",
     }
     resolve = Resolver(names, lambda logical, name: arns[(logical, name)]).resolve
     prefix = inspect.signature(S3ResultStore).parameters["prefix"].default
@@ -1250,6 +1291,11 @@ def test_scoped_resources_belong_to_this_stack(default_stack: Stack) -> None:
             f"{functions}:stk-WorkerFunction",
             f"{functions}:stk-WorkerFunction*",
             f"{functions}:stk-ReconcileFunction",
+            # Durable tools: the durable function's alias (invoked), the function (its
+            # executions listed) and its executions of any version (answered, stopped).
+            f"{functions}:stk-DurableFunction:live",
+            f"{functions}:stk-DurableFunction",
+            f"{functions}:stk-DurableFunction:*",
         ],
         "sqs": [arns[("ReconcileDeadLetters", "Arn")]],
     }
@@ -1275,6 +1321,7 @@ ADAPTERS = {
     "SecretsManagerSecrets": ("aws/secrets.py", "secretsmanager"),
     "LambdaDirectLegs": ("aws/lambda_legs.py", "lambda"),
     "StepFunctionsWorkflows": ("aws/targets.py", "stepfunctions"),
+    "LambdaDurableExecutions": ("aws/durable.py", "lambda"),
 }
 # How the domain code names the adapters (ports): attribute or variable -> adapter class.
 PORTS = {
@@ -1290,6 +1337,7 @@ PORTS = {
     "direct_legs": "LambdaDirectLegs",
     "workflows": "StepFunctionsWorkflows",
     "flows": "StepFunctionsWorkflows",
+    "executions": "LambdaDurableExecutions",
 }
 # What each function runs: its handler, a name the handler must use to reach the code below
 # (so a rewired handler fails here rather than passing silently), and the scopes (module,
@@ -1308,6 +1356,7 @@ ENTRY_POINTS = {
                     ("direct", "DirectRun", ("start", "release")),
                     ("legs", "LegsRun", ("start", "resume", "release")),
                     ("workflow", "WorkflowRun", ("start", "resume", "release")),
+                    ("durable", "DurableRun", ("start", "resume", "release")),
                 ]
                 for step in steps
             ],
@@ -1345,6 +1394,20 @@ ENTRY_POINTS = {
             ("tasks/legs.py", "LegRunner.complete"),
             ("tasks/legs.py", "LegRunner._offload"),
             ("tasks/legs.py", "LegRunner._end"),
+            ("tasks/runs/durable.py", "DurableRun.settle_lost"),
+        ],
+    ),
+    "DurableFunction": (
+        "handlers/durable.py",
+        "durable_body",
+        [
+            ("tasks/durable.py", "DurableBody"),
+            ("tasks/durable.py", "_Writer"),
+            ("tasks/durable.py", "_Reporter"),
+            ("app.py", "App.durable_body"),
+            ("tasks/legs.py", "LegRunner.complete"),
+            ("tasks/legs.py", "LegRunner._offload"),
+            ("tasks/legs.py", "LegRunner._end"),
         ],
     ),
     "SweepFunction": (
@@ -1355,6 +1418,7 @@ ENTRY_POINTS = {
             ("tasks/runs/direct.py", "DirectRun.may_be_running"),
             ("tasks/runs/legs.py", "LegsRun.may_be_running"),
             ("tasks/runs/workflow.py", "WorkflowRun.may_be_running"),
+            ("tasks/runs/durable.py", "DurableRun.may_be_running"),
         ],
     ),
     "AskFunction": (

@@ -105,8 +105,10 @@ CALLS: Final = (
         "Invoke",
         REPEATABLE,
         "the worker's first leg, queued (Event): a second copy is a second event, which "
-        "the leg's claim turns into a no-op",
-        "the event may be queued: the retry queues another, claimed once",
+        "the leg's claim turns into a no-op; a durable task's start, named "
+        "(DurableExecutionName, the task id): a second copy answers the same execution",
+        "the event may be queued: the retry queues another, claimed once; a durable start's "
+        "retry finds its execution (DurableExecutionAlreadyStartedException: started)",
         variant="Event",
     ),
     Call(
@@ -118,6 +120,29 @@ CALLS: Final = (
         "unknowable (the function may have run, may be running): the call reports that the "
         "target did not answer in time, and is never resent",
         variant="RequestResponse",
+    ),
+    Call(
+        "lambda",
+        "SendDurableExecutionCallbackSuccess",
+        REPEATABLE,
+        "once per callback id: the first completion wins, a second copy changes nothing",
+        "the retry answers that the callback is gone (ResourceNotFoundException and kin): on a "
+        "resent copy that is read as delivered, since the first copy may have completed it "
+        "(`aws.durable`); the answers are on the task item first",
+    ),
+    Call(
+        "lambda",
+        "StopDurableExecution",
+        REPEATABLE,
+        "stopping a stopped execution changes nothing",
+        "the retry finds the execution stopped, changing nothing",
+    ),
+    Call(
+        "lambda",
+        "ListDurableExecutionsByFunction",
+        REPEATABLE,
+        _READ + " (a durable task's execution, by its name)",
+        _READ_AGAIN,
     ),
     Call(
         "stepfunctions",

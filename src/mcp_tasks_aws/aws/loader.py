@@ -44,7 +44,12 @@ MODELS = Path(__file__).with_name("models")
 
 TRIMMED_OPERATIONS: dict[str, tuple[str, ...]] = {
     "dynamodb": ("BatchGetItem", "GetItem", "PutItem", "Query", "UpdateItem"),
-    "lambda": ("Invoke",),
+    "lambda": (
+        "Invoke",
+        "ListDurableExecutionsByFunction",
+        "SendDurableExecutionCallbackSuccess",
+        "StopDurableExecution",
+    ),
     "stepfunctions": (
         "DescribeExecution",
         "SendTaskFailure",

@@ -241,6 +241,14 @@ class EmbeddedStack:
                 merged["MCP_TASKS_WORKER_FUNCTION"] = ""
             return merged
 
+        # Durable tools' executions: AWS's in-process runner (`local.durable`), its ends
+        # delivered to the reconciler as the template's DurableEndsRule would.
+        from mcp_tasks_aws.local.durable import DEFAULT_TIME_SCALE, LocalDurableExecutions
+
+        self.durable = LocalDurableExecutions(
+            time_scale=float(local.get("MCP_TASKS_DURABLE_TIME_SCALE", DEFAULT_TIME_SCALE)),
+            on_end=self._durable_ended,
+        )
         self.environment = environment("ApiFunction")
         self.settings = Settings.from_env(self.environment)
         self._environment_of = environment
@@ -256,6 +264,7 @@ class EmbeddedStack:
         except BaseException:
             if self.managed is not None:
                 self.managed.stop()
+            self.durable.close()
             self.aws.stop()
             raise
         # The reconciler is looked up on each event: a reload replaces it. It also hears
@@ -281,9 +290,16 @@ class EmbeddedStack:
         (ToolDefinitionError, raised while the API's transport is built) changes nothing.
         """
 
+        adapters = {"durable": self.durable}
+
         def app(logical_id: str) -> App:
             settings = Settings.from_env(self._environment_of(logical_id))
-            return App(settings, clients=Clients(local_session()), toolset=toolset)
+            return App(
+                settings,
+                clients=Clients(local_session()),
+                toolset=toolset,
+                run_adapters=adapters,
+            )
 
         api_app, worker_app, reconcile_app, ask_app = (
             app("ApiFunction"),
@@ -298,6 +314,8 @@ class EmbeddedStack:
         worker_handler = _without_metric_backlog("worker", worker_app)
         reconcile_handler = _without_metric_backlog("reconcile", reconcile_app)
         ask_handler = _without_metric_backlog("ask", ask_app)
+        durable_app = app("DurableFunction")
+        durable_handler = handler_module("durable").make_handler(durable_app)
         # Serve as a warm environment would: the API's AWS clients are created on first use,
         # and a listen window's first read must not wait for that (the ack is timed).
         if api_app.has_tasks:
@@ -308,6 +326,8 @@ class EmbeddedStack:
         self.reconcile_handler = reconcile_handler
         self.sweep_handler = sweep_handler
         self.ask_app, self.ask_handler = ask_app, ask_handler
+        self.durable_app = durable_app
+        self.durable.handler = durable_handler
         self.aws.register("WorkerFunction", worker_handler)
         # The worker's failed direct legs reach the reconciler as its on-failure destination.
         self.aws.register("ReconcileFunction", reconcile_handler)
@@ -337,6 +357,11 @@ class EmbeddedStack:
         count = len(toolset.tools)
         logger.info("reloaded %s: %d tool%s (tasks kept)", spec, count, "" if count == 1 else "s")
         return True
+
+    def _durable_ended(self, event: dict[str, Any]) -> None:
+        from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext
+
+        self.reconcile_handler(event, LocalLambdaContext(function_name="reconcile"))
 
     def sweep(self) -> Any:
         """Run the sweeper once, as its schedule would (what it returns: its counts)."""
@@ -401,6 +426,7 @@ class EmbeddedStack:
         self._socket.close()
         if self.managed is not None:
             self.managed.stop()
+        self.durable.close()
         self.aws.stop()
         if self.authorization_server is not None:
             self.authorization_server.stop()

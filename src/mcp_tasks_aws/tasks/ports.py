@@ -182,6 +182,31 @@ class DirectLegs(Protocol):
         ...
 
 
+class DurableExecutions(Protocol):
+    """Runs tasks as Lambda durable executions of the durable function, one per task, named
+    after it (`tasks.runs.durable`). The name is the execution's identity here: every call
+    but the callbacks' finds the execution by it."""
+
+    def start(self, name: str, payload: dict[str, Any]) -> None:
+        """Start the execution `name` (asynchronously). Starting it again with the same
+        payload is a no-op: the name makes the start idempotent."""
+        ...
+
+    def answer(self, callback_id: str, result: str) -> bool:
+        """Complete the durable callback `callback_id` with `result` (JSON text); False if it
+        is no longer waiting (completed, timed out, its execution over)."""
+        ...
+
+    def stop(self, name: str) -> None:
+        """Stop the execution `name`, if it is still running."""
+        ...
+
+    def status(self, name: str) -> str | None:
+        """The execution's status (`RUNNING`, `SUCCEEDED`, `FAILED`, `TIMED_OUT`, `STOPPED`,
+        ...), or None if no execution has that name."""
+        ...
+
+
 class ResultStore(Protocol):
     """Where results too large for the task record go (S3)."""
 

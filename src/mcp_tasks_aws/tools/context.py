@@ -258,6 +258,19 @@ class ToolContext:
         self._consumed[key] = value
         return value
 
+    def sleep(self, seconds: float) -> None:
+        """Wait `seconds` (at least 1) without holding compute: a durable tool's wait
+        (`runner="durable"`, `tasks.durable`), during which its task stays `working` with a
+        status message saying until when, for up to the task's TTL.
+
+        Only a durable tool can wait so: a leg, or an inline call, would hold a Lambda
+        function the whole time, so elsewhere this is a bug in the tool, said loudly.
+        """
+        raise InternalError(
+            "Tool bug: ctx.sleep(...) waits without compute only in a durable tool "
+            "(@tools.tool(task='required', runner='durable'))"
+        )
+
     def ensure_questions_awaited(self) -> None:
         """The tool returned: a question it created but never awaited is a bug, said loudly."""
         if self._unawaited:

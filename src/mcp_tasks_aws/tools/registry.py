@@ -29,6 +29,9 @@ from mcp_tasks_aws.tools.specs import (
     text_result,
 )
 
+RUNNERS: frozenset[str | None] = frozenset({None, "durable"})
+"""What a tool may ask to run its tasks (`runner=`): None, the server's legs, or `durable`."""
+
 if TYPE_CHECKING:  # imported where used: a tool set without them does not load them
     from mcp_tasks_aws.tools.completions import CompleterSpec, RefKind
     from mcp_tasks_aws.tools.resources import ResourceSpec, ResourceTemplateSpec
@@ -93,6 +96,7 @@ class ToolSet:
         direct: bool = True,
         expected_seconds: float | None = None,
         handles: bool | None = None,
+        runner: str | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -113,6 +117,7 @@ class ToolSet:
         direct: bool = True,
         expected_seconds: float | None = None,
         handles: bool | None = None,
+        runner: str | None = None,
     ) -> Any:
         """Register a function as a tool (usable bare or with keyword options).
 
@@ -135,12 +140,23 @@ class ToolSet:
         keeps the -32021 refusal of a task-only tool (and inline runs of an optional one);
         True gives handles even where the deployment turned them off (and makes an optional
         tool answer such clients with a handle whatever its expected duration).
+
+        `runner="durable"` runs each task of the tool as a Lambda durable execution
+        (`tasks.runs.durable`): `ctx.step` is a checkpointed step, a question waits on a
+        durable callback, `ctx.sleep` waits without compute, and the task may run for hours.
+        Such a tool runs only as a task (`task="required"`).
         """
         if isinstance(scopes, str):
             raise TypeError("scopes: give a list of scope names, not one string")
         if expected_seconds is not None and not expected_seconds >= 0:
             raise ToolDefinitionError("expected_seconds: give a number of seconds >= 0")
         needed = frozenset(scopes)
+        if runner not in RUNNERS:
+            raise ToolDefinitionError(f"runner={runner!r}: give one of {sorted(map(str, RUNNERS))}")
+        if runner == "durable" and TaskPolicy(task) is not TaskPolicy.REQUIRED:
+            raise ToolDefinitionError(
+                "runner='durable' runs only as a task: give task='required' as well"
+            )
 
         def register(func: Any) -> Any:
             tool_name = name or func.__name__
@@ -162,6 +178,7 @@ class ToolSet:
                 direct=direct,
                 expected_seconds=expected_seconds,
                 handles=handles,
+                runner=runner,
             )
             self._checked = False
             return func

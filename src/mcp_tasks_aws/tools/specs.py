@@ -175,6 +175,9 @@ class ToolSpec(_FunctionSpec):
     """The `outputSchema` as declared (a declared tool's function returns a ToolResult)."""
     workflow: Workflow | None = None
     """Set when the tool's task is a declared workflow's execution (it then has no legs)."""
+    runner: str | None = None
+    """What runs the tool's tasks when the tool chose (`durable`: a Lambda durable execution,
+    `tasks.runs.durable`); None: the server's legs (direct, then Step Functions)."""
 
     @property
     def label(self) -> str:

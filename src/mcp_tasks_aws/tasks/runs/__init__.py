@@ -7,7 +7,7 @@
   task's;
 - one module per run: `direct` (the first leg in an asynchronous invoke), `legs` (every leg in
   an execution of the task state machine), `workflow` (a declared workflow's execution is the
-  task).
+  task), `durable` (a Lambda durable execution runs the tool in checkpointed steps).
 
 A run uses the domain (the record, the moves of `tasks.transitions`) and the ports of
 `tasks.ports`; never an adapter (`aws`), the server or wire models. The use cases

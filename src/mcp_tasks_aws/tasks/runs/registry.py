@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from mcp_tasks_aws.tools.registry import ToolSpec
 
 RUNS: Final[Mapping[str, str]] = {
+    "durable": "mcp_tasks_aws.tasks.runs.durable:DurableRun",
     "workflow": "mcp_tasks_aws.tasks.runs.workflow:WorkflowRun",
     "direct": "mcp_tasks_aws.tasks.runs.direct:DirectRun",
     "legs": "mcp_tasks_aws.tasks.runs.legs:LegsRun",
