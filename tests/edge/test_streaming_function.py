@@ -121,6 +121,7 @@ def function_environment(aws: MotoAws, port: int) -> dict[str, str]:
         "ResultBucket": "results",
         "StateSecret": aws.secret_arn,
         "WorkerFunctionAliaslive": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:worker:live",
+        "DurableFunctionAliaslive": f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:durable:live",
     }
     resolve = Resolver(refs, lambda logical, name: f"{logical}.{name}").resolve
     env = {

@@ -61,11 +61,14 @@ def test_callers_reach_the_live_alias_either_way(switch: str) -> None:
         for logical, spec in stack.resources("AWS::Lambda::Alias").items()
         if spec["Properties"]["Name"] == "live"
     }
-    assert set(aliases) == {"ApiFunction", "WorkerFunction"}
+    assert set(aliases) == {"ApiFunction", "WorkerFunction", "DurableFunction"}
     api_alias, worker_alias = {"Ref": aliases["ApiFunction"]}, {"Ref": aliases["WorkerFunction"]}
+    durable_alias = {"Ref": aliases["DurableFunction"]}
     assert resources["McpIntegration"]["Properties"]["IntegrationUri"] == api_alias
     api = stack.choose(resources["ApiFunction"]["Properties"])
     assert api["Environment"]["Variables"]["MCP_TASKS_WORKER_FUNCTION"] == worker_alias
+    # A durable execution runs the version it started on, so a start must name the alias.
+    assert api["Environment"]["Variables"]["MCP_TASKS_DURABLE_FUNCTION"] == durable_alias
     machine = resources["TaskStateMachine"]["Properties"]
     assert machine["DefinitionSubstitutions"]["WorkerFunctionArn"] == worker_alias
     (config,) = [
