@@ -115,8 +115,9 @@ INFORMATIONAL = {
     ("durable-import", "api-import"): "the durable function's init, against the API's",
 }
 DEFAULT_ROUNDS = 25
-SMOKE = {"rounds": 1}
-"""`make bench`'s smoke (`bench/run.py --smoke`): the least that runs every case."""
+SMOKE = {"rounds": 1, "cold_warmup": 0}
+"""`make bench`'s smoke (`bench/run.py --smoke`): the least that runs every case (once, checked
+as every run is; no warm-up, which only steadies the figures)."""
 CHILD_TIMEOUT_S = 120
 
 # Loads handlers/api.py the way the Lambda runtime loads a handler module. sys.argv[1] names
@@ -528,7 +529,7 @@ for event in job["events"]:
 )
 
 
-def built_package(rounds: int) -> None:
+def built_package(rounds: int, warmup: int = 1) -> None:
     """The built API package under Python 3.12, with its bytecode and without (`api`'s two
     requests, `-I -B`: nothing from this project's environment, no bytecode written)."""
     if not (BUILT_API.is_dir() and SMOKE_OVERLAY.is_dir()):
@@ -548,8 +549,9 @@ def built_package(rounds: int) -> None:
             Case(name, [str(python312), "-I", "-B", "-c", _BUILT, str(SMOKE_OVERLAY), path, job])
             for name, path in (("built", str(BUILT_API)), ("built-bare", str(bare)))
         ]
-        for case in runs:
-            run_once(case, env)
+        for _ in range(warmup):
+            for case in runs:
+                run_once(case, env)
         for _ in range(rounds):
             for case in runs:
                 case.record(*run_once(case, env))
@@ -633,6 +635,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_ROUNDS,
         help=f"cold-start rounds, each running every case once (default {DEFAULT_ROUNDS})",
     )
+    parser.add_argument(
+        "--cold-warmup",
+        type=int,
+        default=1,
+        help="cold-start warm-up rounds before those, not counted (default 1)",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -644,8 +652,9 @@ def main(args: argparse.Namespace) -> int:
         shipped = StagedCode(Path(staging.name) / "shipped", bytecode=True)
         source = StagedCode(Path(staging.name) / "source", bytecode=False)
         measured = cases(shipped, source, oauth)
-        for case in measured:  # warm-up, not counted: bytecode caches and the page cache
-            run_once(case, env)
+        for _ in range(max(0, args.cold_warmup)):  # not counted: bytecode and page caches
+            for case in measured:
+                run_once(case, env)
         for _ in range(rounds):
             for case in measured:
                 case.record(*run_once(case, env))
@@ -682,7 +691,7 @@ def main(args: argparse.Namespace) -> int:
         cpu, wall = _ratios(by_name[top], by_name[bottom])
         print(f"{top + '/' + bottom:<24} {cpu:5.2f}  wall {wall:5.2f}  ({what}, for information)")
     try:
-        built_package(rounds)
+        built_package(rounds, max(0, args.cold_warmup))
     except (ChildFailed, subprocess.TimeoutExpired) as exc:
         print(f"FAILED {exc}")
         return 1

@@ -14,6 +14,12 @@ the same endpoint, which serves both eras, with that revision's task methods; ke
 them at 2025-11-25): should a later one list some, they run here with the rest; until then
 the official TypeScript clients (`scripts/interop.py`) referee the 2025-11-25 tasks.
 
+How: the `core` and `legacy` groups each run as ONE suite process (`server --suite all
+--spec-version V`, which runs exactly what `list --server --spec-version V` lists, one after
+the other), since a Node process per scenario cost more CPU than the scenarios themselves; the
+suite has no such selection for the extension's scenarios, so each `tasks` one (and each
+`--only` one) is a process of its own. The groups run side by side (`--jobs`).
+
 A check that is FAILURE, WARNING or SKIPPED fails the run unless
 `tests/conformance/baseline.json` lists it (`"scenario:check-id": "reason"`); a baseline entry
 that no longer comes up also fails the run (so the baseline only shrinks).
@@ -117,29 +123,72 @@ def suite_groups(node: Path, cli: Path) -> dict[str, list[str]]:
     }
 
 
+def _suite_args(node: Path, cli: Path, url: str, out: Path) -> list[str]:
+    return [str(node), str(cli), "server", "--url", url, "-o", str(out)]
+
+
+def _no_checks(proc: subprocess.CompletedProcess[str], what: str) -> list[dict]:
+    return [
+        {
+            "id": "no-checks",
+            "status": "FAILURE",
+            "errorMessage": f"no checks.json {what} (exit {proc.returncode}): "
+            f"{proc.stdout[-500:]}{proc.stderr[-500:]}",
+        }
+    ]
+
+
+# The folder the suite writes a scenario's checks.json into: server-<scenario>-<ISO time>.
+RESULT_DIR = re.compile(r"^server-(?P<scenario>.+)-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z$")
+
+
+def results_by_scenario(out: Path) -> dict[str, list[dict]]:
+    """{scenario: its checks} from the folders a suite process wrote under `out`."""
+    found: dict[str, list[dict]] = {}
+    for path in sorted(out.glob("server-*/checks.json")):
+        match = RESULT_DIR.match(path.parent.name)
+        if match is None:
+            raise SystemExit(f"a result folder this script cannot read: {path.parent.name}")
+        found.setdefault(match["scenario"], []).extend(json.loads(path.read_text()))
+    return found
+
+
 def run_scenario(
     node: Path, cli: Path, url: str, label: str, out: Path, modern: bool
-) -> list[dict]:
+) -> dict[str, list[dict]]:
+    """One scenario in a suite process of its own: {label: its checks}."""
     scenario, _, version = label.partition("@")
-    args = [str(node), str(cli), "server", "--url", url, "--scenario", scenario, "-o", str(out)]
+    args = [*_suite_args(node, cli, url, out), "--scenario", scenario]
     if version:
         args += ["--spec-version", version]
     elif modern:
         args += ["--spec-version", MODERN]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=300)
-    checks: list[dict] = []
-    for path in out.glob(f"server-{scenario}-*/checks.json"):
-        checks.extend(json.loads(path.read_text()))
-    if not checks:
-        checks = [
-            {
-                "id": "no-checks",
-                "status": "FAILURE",
-                "errorMessage": f"no checks.json (exit {proc.returncode}): {proc.stdout[-500:]}"
-                f"{proc.stderr[-500:]}",
-            }
+    checks = results_by_scenario(out).get(scenario) or _no_checks(proc, f"for {scenario}")
+    return {label: checks}
+
+
+def run_group(
+    node: Path, cli: Path, url: str, labels: list[str], version: str, out: Path
+) -> dict[str, list[dict]]:
+    """Every scenario the suite lists for `version`, in ONE suite process: {label: checks}.
+
+    `labels` (this script's reading of the same listing) must be exactly what ran: a scenario
+    without results, or results of one not listed, fails the run."""
+    args = [*_suite_args(node, cli, url, out), "--suite", "all", "--spec-version", version]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=60 * len(labels) + 120)
+    found = results_by_scenario(out)
+    results: dict[str, list[dict]] = {}
+    for label in labels:
+        scenario = label.partition("@")[0]
+        results[label] = found.pop(scenario, None) or _no_checks(proc, f"for {scenario}")
+    for scenario, checks in found.items():
+        reason = f"the {version} suite run also ran {scenario}, which its listing did not name"
+        results[f"{scenario}@{version}"] = [
+            {"id": "unlisted", "status": "FAILURE", "errorMessage": reason},
+            *checks,
         ]
-    return checks
+    return results
 
 
 def main() -> int:
@@ -167,26 +216,44 @@ def main() -> int:
     failing_keys: set[str] = set()
     with EmbeddedStack(host="127.0.0.1", port=0) as stack, tempfile.TemporaryDirectory() as tmp:
         url = stack.url.replace("127.0.0.1", "localhost")
+        out = Path(tmp)
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            futures = {
-                s: pool.submit(run_scenario, node, cli, url, s, Path(tmp) / s, s in groups["core"])
-                for s in scenarios
-            }
-            for scenario, future in futures.items():
-                checks = future.result()
-                bad = [c for c in checks if c["status"] in NEEDS_REASON]
-                for check in checks:
-                    counts[check["status"]] = counts.get(check["status"], 0) + 1
-                print(f"{scenario}: {len(checks) - len(bad)}/{len(checks)} ok", flush=True)
-                for check in bad:
-                    key = f"{scenario}:{check['id']}"
-                    failing_keys.add(key)
-                    if key in baseline:
-                        print(f"  expected {check['status']} {key} ({baseline[key]})")
-                        continue
-                    message = f"{check['status']} {key}: {check.get('errorMessage', '')}"
-                    failures.append(message)
-                    print("  " + message, flush=True)
+            # The two long group processes first, the single ones beside them.
+            futures = []
+            if not args.only:
+                for group, version in (("core", MODERN), ("legacy", LEGACY_VERSION)):
+                    if group in chosen:
+                        futures.append(
+                            pool.submit(
+                                run_group, node, cli, url, groups[group], version, out / group
+                            )
+                        )
+            singles = args.only or (groups["tasks"] if "tasks" in chosen else [])
+            for i, s in enumerate(singles):
+                modern = s in groups["core"]
+                futures.append(
+                    pool.submit(run_scenario, node, cli, url, s, out / f"single-{i}", modern)
+                )
+            results: dict[str, list[dict]] = {}
+            for future in futures:
+                results.update(future.result())
+        for scenario in [*scenarios, *(s for s in results if s not in scenarios)]:
+            checks = results.get(scenario) or [
+                {"id": "not-run", "status": "FAILURE", "errorMessage": "no result"}
+            ]
+            bad = [c for c in checks if c["status"] in NEEDS_REASON]
+            for check in checks:
+                counts[check["status"]] = counts.get(check["status"], 0) + 1
+            print(f"{scenario}: {len(checks) - len(bad)}/{len(checks)} ok", flush=True)
+            for check in bad:
+                key = f"{scenario}:{check['id']}"
+                failing_keys.add(key)
+                if key in baseline:
+                    print(f"  expected {check['status']} {key} ({baseline[key]})")
+                    continue
+                message = f"{check['status']} {key}: {check.get('errorMessage', '')}"
+                failures.append(message)
+                print("  " + message, flush=True)
     ran = {k for k in baseline if k.partition(":")[0] in scenarios}
     for stale in sorted(ran - failing_keys):
         failures.append(f"baseline entry now passes, remove it: {stale}")

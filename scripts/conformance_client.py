@@ -4,10 +4,13 @@ The suite starts a scenario server (for `auth/*`, with a fake authorization serv
 `python scripts/conformance_client.py drive` with the server's URL as last argument and the
 scenario in `$MCP_CONFORMANCE_SCENARIO`. `drive` then does with the real `mcp-tasks` what a user
 would: `mcp-tasks tools URL --json`, and calls the tools listed there (a scenario's own
-arguments where the suite gives them; otherwise values filled in from each tool's schema), each
-call a fresh process. Sign-ins go through the CLI's own code: `$BROWSER` is
-`scripts/headless_browser.py`, the token cache is a fresh directory per scenario, and a
-pre-registered client from the scenario's context becomes `--client-id/--client-secret`.
+arguments where the suite gives them; otherwise values filled in from each tool's schema).
+Each command is the CLI's `main` with its own command line, typed input (on a pipe) and stdout,
+one after the other in the `drive` process, so a scenario costs one Python process, not one per
+command (each about a second of imports). Sign-ins go through the CLI's own code: its
+`webbrowser.open` reaches `scripts/headless_browser.py`'s person at a browser (registered as
+the preferred browser, in this process), the token cache is a fresh directory per scenario, and
+a pre-registered client from the scenario's context becomes `--client-id/--client-secret`.
 
 A check that is FAILURE or WARNING fails the run unless `tests/conformance/client-baseline.json`
 lists it with a reason; a listed check that passes fails the run too (the baseline only
@@ -17,12 +20,15 @@ shrinks). Usage: `python scripts/conformance_client.py [--only SCENARIO ...]`.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import shlex
 import subprocess
 import sys
 import tempfile
+import threading
+import webbrowser
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -88,25 +94,56 @@ def filler(schema: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def mcp_tasks(
-    url: str, command: str, *args: str, env: dict[str, str], typed: str = ""
-) -> tuple[int, str]:
-    """Run `mcp-tasks`; `typed` is what the person types at its prompts."""
-    argv = [sys.executable, "-m", "mcp_tasks_aws.client.cli.main", command, url, *args]
+def mcp_tasks(url: str, command: str, *args: str, typed: str = "") -> tuple[int, str]:
+    """Run `mcp-tasks` (its `main`, in this process, in `os.environ`): (exit code, stdout);
+    `typed` is what the person types at its prompts, on a pipe closed after it."""
+    from mcp_tasks_aws.client.cli.main import main
+
     print("$ mcp-tasks", command, url, *map(shlex.quote, args), file=sys.stderr, flush=True)
-    done = subprocess.run(argv, env=env, input=typed, capture_output=True, text=True, timeout=60)
-    sys.stderr.write(done.stderr)
-    print(done.stdout, file=sys.stderr, flush=True)
-    return done.returncode, done.stdout
+    read, write = os.pipe()
+    os.write(write, typed.encode())  # a few lines: well within a pipe's buffer
+    os.close(write)
+    out, saved = io.StringIO(), (sys.stdin, sys.stdout)
+    stdin = open(read, encoding="utf-8", closefd=False)  # noqa: SIM115 - closed below
+    sys.stdin, sys.stdout = stdin, out
+    try:
+        code = main([command, url, *args])
+    except SystemExit as exit_:  # argparse's usage errors
+        code = exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
+    finally:
+        sys.stdin, sys.stdout = saved
+        # The CLI's reader thread reads the pipe to its end; let it finish before closing.
+        for thread in threading.enumerate():
+            if thread.name == "mcp-tasks-stdin":
+                thread.join(timeout=10)
+        stdin.close()
+        os.close(read)
+    print(out.getvalue(), file=sys.stderr, flush=True)
+    return code, out.getvalue()
+
+
+class HeadlessBrowser(webbrowser.BaseBrowser):
+    """`scripts/headless_browser.py`'s person at a browser, as Python's `webbrowser` sees one."""
+
+    def open(self, url: str, new: int = 0, autoraise: bool = True) -> bool:
+        sys.path.insert(0, str(ROOT / "scripts"))
+        from headless_browser import sign_in
+
+        try:
+            sign_in(url, os.environ.get("HEADLESS_USER", "alice"))
+        except SystemExit as failed:  # what the browser would print as it exits non-zero
+            print(failed, file=sys.stderr, flush=True)
+            return False
+        return True
 
 
 # A person answering each question the server asks: accept, then "y" to a yes/no field.
 ANSWERS = "a\ny\n" * 4
 
 
-def call(url: str, tool: str, arguments: dict[str, Any], env: dict[str, str]) -> int:
+def call(url: str, tool: str, arguments: dict[str, Any]) -> int:
     pairs = [f"{key}:={json.dumps(value)}" for key, value in arguments.items()]
-    code, _ = mcp_tasks(url, "call", tool, *pairs, env=env, typed=ANSWERS)
+    code, _ = mcp_tasks(url, "call", tool, *pairs, typed=ANSWERS)
     return code
 
 
@@ -116,7 +153,8 @@ def drive(url: str) -> int:
     env = dict(os.environ)
     env.pop("MCP_TASKS_TOKEN", None)
     env["MCP_TASKS_CONFIG_DIR"] = tempfile.mkdtemp(prefix="mcp-tasks-conformance-")
-    env["BROWSER"] = f"{sys.executable} {ROOT / 'scripts' / 'headless_browser.py'} %s"
+    env.pop("BROWSER", None)
+    webbrowser.register("headless", None, HeadlessBrowser("headless"), preferred=True)
     env["MCP_TASKS_SIGN_IN_TIMEOUT"] = "30"
     env["MCP_TASKS_CALLBACK_PORT"] = os.environ.get("CONFORMANCE_CALLBACK_PORT", "33418")
     if context.get("client_id"):
@@ -124,13 +162,15 @@ def drive(url: str) -> int:
         if context.get("client_secret"):
             env["MCP_TASKS_CLIENT_SECRET"] = context["client_secret"]
     extra = ["--client-metadata-url", CLIENT_METADATA_URL] if scenario == "auth/basic-cimd" else []
+    os.environ.clear()
+    os.environ.update(env)
 
     if scenario.startswith("auth/"):
         # Sign in first, as mcp-tasks says to: --json (below) never opens a browser.
-        code, _ = mcp_tasks(url, "login", *extra, env=env)
+        code, _ = mcp_tasks(url, "login", *extra)
         if code != 0:
             return code
-    code, listed = mcp_tasks(url, "tools", "--json", *extra, env=env)
+    code, listed = mcp_tasks(url, "tools", "--json", *extra)
     if code != 0:
         return code
     tools = {tool["name"]: tool for tool in json.loads(listed)["tools"]}
@@ -151,7 +191,7 @@ def drive(url: str) -> int:
     failed = 0
     for name, arguments in calls:
         if name in tools or scenario == "http-custom-headers":
-            result = call(url, name, arguments, env)
+            result = call(url, name, arguments)
             failed = failed or (result if result not in (0, 1) else 0)  # 1: the tool's own error
     return failed
 

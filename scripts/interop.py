@@ -32,8 +32,10 @@
   legacy one through task handles) drive its approval workflow, whose run is the MCP task.
 
 Installs Node 22 (as the conformance runner does) and the pinned clients into `.tools/clients`
-(git-ignored), starts the embedded stack with the conformance tools on a free loopback port,
-then another serving the managed example, and fails if any check fails.
+(git-ignored), starts embedded stacks on free loopback ports (serving the conformance tools,
+or the managed example), and fails if any check fails. The conformance tools' clients and the
+managed example are two sections, each with a stack of its own in a process of its own, side
+by side (`--section NAME` runs one and prints its checks as JSON).
 Usage: `python scripts/interop.py` (`--install`: install the Node tools, conformance's too,
 and stop).
 """
@@ -495,13 +497,10 @@ def driver_checks(
     return results
 
 
-def main() -> int:
-    node, _ = ensure_suite()
-    modules = ensure_clients()
-    if sys.argv[1:] == ["--install"]:  # `make node-tools`: installs only (conformance's too)
-        return 0
+def clients_section(node: Path, modules: Path) -> list[dict[str, Any]]:
+    """The official clients' drivers, then the Inspector CLI, against a stack serving the
+    conformance tools (one after the other: listings would show each other's tasks)."""
     os.environ["MCP_TASKS_TOOLS"] = "conformance"
-    sys.path.insert(0, str(ROOT / "src"))
     from mcp_tasks_aws.local.stack import EmbeddedStack
 
     with EmbeddedStack(host="127.0.0.1", port=0) as stack:
@@ -514,9 +513,15 @@ def main() -> int:
         results += inspector_handle_checks(node, modules, stack.url)
         with tempfile.TemporaryDirectory() as workdir:
             results += inspector_modern_handle_checks(node, modules, stack.url, Path(workdir))
-    # The managed example: a declaration's tools, its approval workflow run as the task. Its
-    # local stand-ins (examples.managed.functions) import from the project root, as `make run`
-    # imports from the current directory.
+    return results
+
+
+def managed_section(node: Path, modules: Path) -> list[dict[str, Any]]:
+    """The managed example: a declaration's tools, its approval workflow run as the task."""
+    from mcp_tasks_aws.local.stack import EmbeddedStack
+
+    # Its local stand-ins (examples.managed.functions) import from the project root, as
+    # `make run` imports from the current directory.
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
     managed_env = {**os.environ, "MCP_TASKS_TOOLS": str(ROOT / MANAGED_EXAMPLE)}
@@ -534,8 +539,60 @@ def main() -> int:
             ),
             pool.submit(inspector_managed_checks, node, modules, stack.url),
         ]
-        for group in groups:
-            results += group.result()
+        return [result for group in groups for result in group.result()]
+
+
+# Each section has a stack of its own, in a process of its own (moto is one per process), and
+# they run side by side: most of their time is waiting (poll intervals, Node starting).
+SECTIONS: dict[str, Callable[[Path, Path], list[dict[str, Any]]]] = {
+    "clients": clients_section,
+    "managed": managed_section,
+}
+RESULT = "interop-result "  # how a section's process prints each check for the parent
+
+
+def section_process(name: str) -> subprocess.Popen[str]:
+    args = [sys.executable, str(Path(__file__).resolve()), "--section", name]
+    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def section_results(name: str, process: subprocess.Popen[str]) -> list[dict[str, Any]]:
+    """The checks a section's process printed; a process that failed or printed none fails."""
+    try:
+        out, err = process.communicate(timeout=900)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+    results = [
+        json.loads(line.removeprefix(RESULT))
+        for line in out.splitlines()
+        if line.startswith(RESULT)
+    ]
+    if not results or process.returncode != 0:
+        detail = f"exit {process.returncode}: {out[-500:]} {err[-500:]}"
+        results.append({"check": f"{name} section ran", "ok": False, "detail": detail})
+    return results
+
+
+def main() -> int:
+    node, _ = ensure_suite()
+    modules = ensure_clients()
+    if sys.argv[1:] == ["--install"]:  # `make node-tools`: installs only (conformance's too)
+        return 0
+    sys.path.insert(0, str(ROOT / "src"))
+    if sys.argv[1:2] == ["--section"]:  # one section, in the process the parent started
+        for result in SECTIONS[sys.argv[2]](node, modules):
+            print(RESULT + json.dumps(result), flush=True)
+        return 0
+    others = {name: section_process(name) for name in SECTIONS if name != "clients"}
+    try:
+        results = clients_section(node, modules)
+    except BaseException:
+        for process in others.values():
+            process.kill()
+        raise
+    for name, process in others.items():
+        results += section_results(name, process)
     failed = [r for r in results if not r["ok"]]
     for result in results:
         mark = "ok  " if result["ok"] else "FAIL"

@@ -1,16 +1,17 @@
-"""`mcp-tasks` driven as a subprocess against the embedded stack, with scripted stdin.
+"""`mcp-tasks` driven against the embedded stack, with scripted stdin.
 
-The CLI runs as `python -m mcp_tasks_aws.client.cli.main` (what the `mcp-tasks` console script
-calls). Each process costs about a second of imports, so the scenarios (each a short sequence of
-runs) start together in a thread pool when the module's first test asks for them; each test
-then checks one scenario. Every run has a timeout; task states are checked with the library.
+Each scenario (a short sequence of runs) runs when the first test that checks it asks for it,
+the CLI in this process (`support.cli.run_cli`: its own stdin, stdout, stderr and environment,
+as a shell would give them; a process would cost about a second of imports per run). Ctrl-C
+needs the real entry point: those scenarios run `python -m mcp_tasks_aws.client.cli.main` (what
+the `mcp-tasks` console script calls) as a process and send it SIGINT, both side by side. Task
+states are checked with the library.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -26,32 +27,15 @@ import pytest
 
 from mcp_tasks_aws.client import Tasks, TaskSnapshot, connect
 from mcp_tasks_aws.client.cli.main import URL_ENV, main, parse_args
+from support.cli import cli_env
+from support.cli import run_cli as run
 
 CLI = [sys.executable, "-m", "mcp_tasks_aws.client.cli.main"]
-Run = subprocess.CompletedProcess[str]
-
-
-def env(**extra: str) -> dict[str, str]:
-    base = {k: v for k, v in os.environ.items() if k not in ("MCP_TASKS_TOKEN", URL_ENV)}
-    return {**base, **extra}
-
 
 # Bounds on a hang, not on speed: `make test` runs its parts side by side on 2 cores, where a
 # CLI process (about a second of imports alone) may wait for a core for a while.
 RUN_TIMEOUT_S = 60
 SCENARIO_TIMEOUT_S = 300
-
-
-def run(*args: str, stdin: str = "", timeout: float = RUN_TIMEOUT_S, **extra_env: str) -> Run:
-    return subprocess.run(
-        [*CLI, *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env(**extra_env),
-        check=False,
-    )
 
 
 def task_state(
@@ -77,7 +61,7 @@ def interrupt(url: str, answer: bytes, *arguments: str) -> tuple[int, str, str]:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=env(),
+        env=cli_env(),
     )
     assert process.stderr is not None
     assert process.stdin is not None
@@ -173,12 +157,7 @@ def ctrl_c_cancel(url: str) -> dict[str, Any]:
 
 def ctrl_c_leave(url: str) -> dict[str, Any]:
     code, stderr, task_id = interrupt(url, b"\n", "seconds=4", "label=r")
-    return {
-        "code": code,
-        "stderr": stderr,
-        "task_id": task_id,
-        "resumed": run("wait", url, task_id),
-    }
+    return {"code": code, "stderr": stderr, "task_id": task_id}
 
 
 def token(url: str) -> dict[str, Any]:
@@ -217,37 +196,50 @@ def browse(url: str) -> dict[str, Any]:
 
 
 SCENARIOS: dict[str, Callable[[str], dict[str, Any]]] = {
-    # the longest first, so the pool finishes early
     "lifecycle": lifecycle,
-    "ctrl_c_leave": ctrl_c_leave,
     "token": token,
     "form": form,
     "json_input": json_input,
-    "ctrl_c_cancel": ctrl_c_cancel,
     "call_json": call_json,
     "failures": failures,
     "tools": tools,
     "browse": browse,
 }
+# Real processes, interrupted: they run side by side, started by the first of their tests.
+INTERRUPTED: dict[str, Callable[[str], dict[str, Any]]] = {
+    "ctrl_c_cancel": ctrl_c_cancel,
+    "ctrl_c_leave": ctrl_c_leave,
+}
 
 
 @pytest.fixture(scope="module")
-def scenarios(stack_url: str) -> Iterator[dict[str, Future[dict[str, Any]]]]:
-    # Every scenario ends before the first test that asked goes on: a process started by the
-    # pool while a later, in-process test of this module runs would be charged to that test
-    # (support.tiers.Guard), and would share its cores with it.
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        futures = {name: pool.submit(scenario, stack_url) for name, scenario in SCENARIOS.items()}
-        wait(futures.values(), timeout=SCENARIO_TIMEOUT_S)
-        yield futures
+def outcomes() -> dict[str, dict[str, Any]]:
+    """The in-process scenarios' outcomes, each run once for the module's tests."""
+    return {}
 
 
 @pytest.fixture
 def outcome_of(
-    scenarios: dict[str, Future[dict[str, Any]]],
+    stack_url: str, outcomes: dict[str, dict[str, Any]]
 ) -> Callable[[str], dict[str, Any]]:
-    """The outcome of a scenario, by name."""
-    return lambda name: scenarios[name].result(timeout=SCENARIO_TIMEOUT_S)
+    """The outcome of a scenario, by name (run on first use)."""
+
+    def outcome(name: str) -> dict[str, Any]:
+        if name not in outcomes:
+            outcomes[name] = SCENARIOS[name](stack_url)
+        return outcomes[name]
+
+    return outcome
+
+
+@pytest.fixture(scope="module")
+def interrupted(stack_url: str) -> Iterator[dict[str, Future[dict[str, Any]]]]:
+    # Both end before the first test that asked goes on: a process still running while a later,
+    # in-process test runs would be charged to that test (support.tiers.Guard).
+    with ThreadPoolExecutor(max_workers=len(INTERRUPTED)) as pool:
+        futures = {name: pool.submit(run, stack_url) for name, run in INTERRUPTED.items()}
+        wait(futures.values(), timeout=SCENARIO_TIMEOUT_S)
+        yield futures
 
 
 @pytest.fixture
@@ -367,7 +359,8 @@ def test_failures(outcome: dict[str, Any]) -> None:
     assert tool.stdout == "The job failed: the input data is inconsistent.\n"
 
 
-def test_ctrl_c_cancel(outcome: dict[str, Any]) -> None:
+def test_ctrl_c_cancel(interrupted: dict[str, Future[dict[str, Any]]]) -> None:
+    outcome = interrupted["ctrl_c_cancel"].result(timeout=SCENARIO_TIMEOUT_S)
     task_id = outcome["task_id"]
     assert outcome["code"] == 130
     assert f"Cancel task {task_id} on the server?" in outcome["stderr"]
@@ -375,10 +368,11 @@ def test_ctrl_c_cancel(outcome: dict[str, Any]) -> None:
     assert outcome["state"].status == "cancelled"
 
 
-def test_ctrl_c_leave(outcome: dict[str, Any], stack_url: str) -> None:
+def test_ctrl_c_leave(interrupted: dict[str, Future[dict[str, Any]]], stack_url: str) -> None:
+    outcome = interrupted["ctrl_c_leave"].result(timeout=SCENARIO_TIMEOUT_S)
     assert outcome["code"] == 130
     assert f"resume with: mcp-tasks wait {stack_url} {outcome['task_id']}" in outcome["stderr"]
-    resumed = outcome["resumed"]
+    resumed = run("wait", stack_url, outcome["task_id"])
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stdout == "Computed r after 4.0s.\n"
 
