@@ -161,8 +161,9 @@ def test_cancel_racing_completion_settles_once(tasks: TaskClient, delay: float, 
 def test_cancel_of_a_working_task_is_final_at_once(
     tasks: TaskClient, delay: float, path: str
 ) -> None:
-    # Given a task whose tool is starting to report progress
-    task_id = tasks.create("slow_compute", {"seconds": 0.3, "label": f"working-{delay}"})
+    # Given a task whose tool is starting to report progress (for 2 s: on a loaded machine a
+    # 0.3 s tool once completed before the cancel landed, and the premise was lost)
+    task_id = tasks.create("slow_compute", {"seconds": 2.0, "label": f"working-{delay}"})
     # When it is cancelled while its leg runs (around its first progress report)
     time.sleep(delay)
     assert tasks.cancel(task_id)["result"] == {"resultType": "complete"}
