@@ -287,9 +287,11 @@ def test_every_call_of_the_declared_targets_has_a_row() -> None:
         client.rpc("tools/call", {"name": "quote", "arguments": {"item": "bolt", "quantity": 1}})
         arguments = {"version": "v1", "environment": "staging", "stepSeconds": 0}
         task_id = client.create("deploy", arguments)
-        ((key, _),) = client.wait_input(task_id, timeout=15)["inputRequests"].items()
+        # Bounds on a hang, not on speed: moto runs the workflow's states in threads that
+        # share 2 cores with make test's other parts (20 s was once not enough).
+        ((key, _),) = client.wait_input(task_id, timeout=60)["inputRequests"].items()
         client.update(task_id, {key: approve})
-        assert client.wait_terminal(task_id, timeout=20)["status"] == "completed"
+        assert client.wait_terminal(task_id, timeout=60)["status"] == "completed"
     assert {
         ("lambda", "Invoke", "RequestResponse"),
         ("stepfunctions", "StartExecution", None),

@@ -172,7 +172,11 @@ def test_cancel_of_a_working_task_is_final_at_once(
         task = tasks.get(task_id)
         assert task["status"] == "cancelled", task
         time.sleep(0.1)
-    assert assert_work_ends(tasks, task_id, path) in ("ABORTED", "SUCCEEDED", "none")
+    # How the execution ends depends on what lands first: the stop (ABORTED), the leg's
+    # "done" (SUCCEEDED), or the leg's invoke cut short by the stop (RunLeg's catch: FAILED).
+    # Each ends the work; what matters is that it ends and the task stays cancelled.
+    ended = assert_work_ends(tasks, task_id, path)
+    assert ended in ("ABORTED", "SUCCEEDED", "FAILED", "none")
     record = tasks.store.get(task_id)
     assert record is not None
     assert (record.status, record.result) == ("cancelled", None)
