@@ -83,8 +83,10 @@ def dynamo_store(local_aws: LocalAws, dynamodb: Any) -> DynamoTaskStore:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark each test with its tiers, read from what it uses (support.tiers)."""
+    """Mark each test with its tiers, read from what it uses (support.tiers), and hand the
+    modules that wait to the workers first."""
     tiers.mark(items)
+    tiers.waiting_modules_first(items)
 
 
 GUARD = tiers.Guard()

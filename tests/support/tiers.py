@@ -299,6 +299,30 @@ def mark(items: list[pytest.Item]) -> None:
             item.add_marker(getattr(pytest.mark, tier))
 
 
+WAITING_TIERS = ("stack", "subprocess")
+"""Tiers whose tests mostly wait (a server, a process, a listen window, a poll)."""
+
+
+def waiting_modules_first(items: list[pytest.Item]) -> None:
+    """Reorder `items` (in place, stably) so the modules that hold waiting tests come first,
+    then those with moto or the template, then the rest: pytest-xdist hands modules out in
+    this order (`--dist loadscope`), and the long ones started first leave the short
+    in-process ones to fill the cores at the end, instead of two workers waiting out a long
+    module while the machine idles (longest first, the usual rule for packing jobs)."""
+
+    def rank(item: pytest.Item) -> int:
+        names = {mark.name for mark in item.iter_markers()}
+        if names.intersection(WAITING_TIERS):
+            return 0
+        return 1 if names.intersection(("moto", "template")) else 2
+
+    module_rank: dict[str, int] = {}
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        module_rank[module] = min(module_rank.get(module, 2), rank(item))
+    items.sort(key=lambda item: module_rank[item.nodeid.split("::", 1)[0]])
+
+
 class TierMissed(AssertionError):
     """A test started what its tiers do not say: the reading above missed a way in."""
 
