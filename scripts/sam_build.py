@@ -18,11 +18,13 @@
    extra, the durable function's SDK) less boto3/botocore
    (the Lambda runtime provides them). The stage template is `template.yaml` with `CodeUri`
    pointed at the staged code (and `DefinitionUri` re-based so it still names infra/).
-3. `sam build` (python3.12, arm64 wheels; pure-Python and manylinux wheels need no container),
+3. `sam build` (arm64 wheels for each function's runtime, python3.12, and python3.13 for the
+   durable function, each Python found on this machine; pure-Python and manylinux wheels need
+   no container),
    then the AWS SDK tree is pruned if a dependency pulled it in (RUNTIME_SDK_TREE; --keep-sdk
    keeps it), and checks: every function has `handlers/` and `mcp_tasks_aws/`, and none has
    moto, the MCP SDK (`mcp`), pytest, boto3 or botocore.
-4. Bytecode: every module of every function is compiled with Python 3.12 into `__pycache__`
+4. Bytecode: every module of every function is compiled with its runtime's Python into `__pycache__`
    (`compileall`, hash-based and unchecked). Lambda's code directory is read-only, so a module
    without bytecode is compiled from source at every cold start; and a zip keeps file times to
    2 s, so timestamp-checked bytecode could be judged stale after unzipping. A deployed
@@ -93,29 +95,52 @@ def run(cmd: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> 
     subprocess.run(cmd, check=True, env=env, cwd=cwd)
 
 
-def python312() -> Path:
-    """Python 3.12 (the template's Runtime): $SAM_PYTHON, pyenv's 3.12, or python3.12 on PATH."""
+def find_python(version: str) -> Path:
+    """Python `version` ("3.12"): $SAM_PYTHON (3.12 only), pyenv's, or python`version` on PATH."""
     pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
-    candidates = [os.environ.get("SAM_PYTHON", "")]
-    candidates += sorted(glob.glob(str(pyenv_root / "versions" / "3.12*" / "bin" / "python3.12")))
-    candidates.append(shutil.which("python3.12") or "")
+    candidates = [os.environ.get("SAM_PYTHON", "")] if version == "3.12" else []
+    pattern = pyenv_root / "versions" / f"{version}*" / "bin" / f"python{version}"
+    candidates += sorted(glob.glob(str(pattern)))
+    candidates.append(shutil.which(f"python{version}") or "")
+    wanted = tuple(int(part) for part in version.split("."))
     for candidate in filter(None, candidates):
-        # A pyenv shim may exist and still not run 3.12: ask the interpreter itself.
+        # A pyenv shim may exist and still not run that version: ask the interpreter itself.
         probe = subprocess.run(
-            [candidate, "-c", "import sys; print(sys.version_info[:2] == (3, 12))"],
+            [candidate, "-c", f"import sys; print(sys.version_info[:2] == {wanted})"],
             capture_output=True,
             text=True,
             check=False,
         )
         if probe.stdout.strip() == "True":
             return Path(candidate)
-    raise SystemExit("Python 3.12 not found (SAM_PYTHON, pyenv, PATH): sam build needs it")
+    raise SystemExit(
+        f"Python {version} not found (pyenv, PATH): sam build needs it for the functions "
+        f"whose Runtime is python{version}"
+    )
 
 
-def tool_env(py312: Path) -> dict[str, str]:
+def python312() -> Path:
+    """Python 3.12 (the template's Runtime): $SAM_PYTHON, pyenv's 3.12, or python3.12 on PATH."""
+    return find_python("3.12")
+
+
+def runtimes_in(template: Path) -> dict[str, str]:
+    """Each function of the staged template and its Python version ("3.13" for python3.13)."""
+    document = json.loads(template.read_text())
+    default = document.get("Globals", {}).get("Function", {}).get("Runtime", "")
+    return {
+        logical: str(resource.get("Properties", {}).get("Runtime", default)).removeprefix("python")
+        for logical, resource in document.get("Resources", {}).items()
+        if resource.get("Type") == "AWS::Serverless::Function"
+    }
+
+
+def tool_env(*pythons: Path) -> dict[str, str]:
     env = dict(os.environ)
-    # sam's python_pip workflow looks for `python3.12` on PATH; the SAM venv comes first.
-    env["PATH"] = os.pathsep.join([str(SAM_VENV / "bin"), str(py312.parent), env["PATH"]])
+    # sam's python_pip workflow looks for `python3.12` (`python3.13`, ...) on PATH, one per
+    # runtime the template names; the SAM venv comes first.
+    folders = [str(SAM_VENV / "bin"), *dict.fromkeys(str(p.parent) for p in pythons)]
+    env["PATH"] = os.pathsep.join([*folders, env["PATH"]])
     env["SAM_CLI_TELEMETRY"] = "0"
     env.setdefault("AWS_DEFAULT_REGION", "us-east-1")
     env.pop("VIRTUAL_ENV", None)
@@ -328,11 +353,13 @@ def check_build(functions: list[str]) -> None:
             raise SystemExit(f"{logical}: the embedded stack (mcp_tasks_aws.local) was packaged")
 
 
-def precompile(py312: Path, functions: list[str]) -> None:
-    """Compile every function's modules for the runtime (see the module docstring, step 4)."""
+def precompile(pythons: dict[str, Path], functions: list[str]) -> None:
+    """Compile every function's modules for its runtime (see the module docstring, step 4):
+    `pythons` is each function's interpreter."""
     started = time.monotonic()
     for logical in functions:
         package = BUILD / logical
+        py312 = pythons[logical]
         # -q: print only what failed to compile. A dependency may ship files no import reaches
         # (templates, Python 2 examples); those are logged, and only our code must compile.
         subprocess.run(
@@ -467,6 +494,11 @@ def main() -> None:
     started = time.monotonic()
     template = stage(tools)
     functions = functions_in(template)
+    # A function on another runtime (the durable function: python3.13) is built, and its
+    # modules compiled, by that Python; sam finds each on PATH.
+    versions = runtimes_in(template)
+    pythons = {version: find_python(version) for version in sorted(set(versions.values()))}
+    env = tool_env(py312, *pythons.values())
     shutil.rmtree(BUILD, ignore_errors=True)
     run(
         [
@@ -484,7 +516,7 @@ def main() -> None:
     if not args.keep_sdk:
         prune_runtime_sdk(list(functions))
     check_build(list(functions))
-    precompile(py312, list(functions))
+    precompile({logical: pythons[versions[logical]] for logical in functions}, list(functions))
 
     if not args.skip_smoke:
         smoke(py312, BUILD, SMOKE, functions, tools_module)

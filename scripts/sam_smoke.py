@@ -122,7 +122,9 @@ def smoke(
     for logical, handlers in functions.items():
         child = subprocess.run(
             [
-                *(str(py312), "-I", "-c", SMOKE_CHILD, str(overlay), str(build / logical)),
+                # -B: a function on another runtime (the durable one) keeps only its own
+                # runtime's bytecode; the others' was written before and is only read.
+                *(str(py312), "-I", "-B", "-c", SMOKE_CHILD, str(overlay), str(build / logical)),
                 *(json.dumps(handlers), json.dumps(FORBIDDEN), json.dumps(LAZY_IMPORTS)),
             ],
             env=env,

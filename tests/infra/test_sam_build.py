@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -138,7 +139,9 @@ def test_the_smoke_test_imports_every_functions_handler_from_the_template(
     asked: dict[str, list[str]] = {}
 
     def child(argv: list[str], **options: object) -> subprocess.CompletedProcess[str]:
-        asked[Path(argv[5]).name] = json.loads(argv[6])
+        # python -I -B -c CHILD OVERLAY PACKAGE HANDLERS ...
+        package = argv.index("-c") + 3
+        asked[Path(argv[package]).name] = json.loads(argv[package + 1])
         return subprocess.CompletedProcess(argv, 0, "", "")
 
     smoke = tmp_path / "smoke"
@@ -148,3 +151,20 @@ def test_the_smoke_test_imports_every_functions_handler_from_the_template(
     monkeypatch.setattr(sam_smoke.subprocess, "run", child)
     sam_smoke.smoke(Path(sys.executable), tmp_path / "build", smoke, functions, "demo")
     assert asked == functions
+
+
+def test_each_function_is_built_by_its_runtimes_python(tmp_path: Path) -> None:
+    # The durable function runs python3.13: sam build needs that Python on PATH for it (the
+    # build once failed there), and its bytecode must be 3.13's to be used.
+    import json
+
+    from mcp_tasks_aws.local.template import load_template
+
+    staged = tmp_path / "template.json"
+    staged.write_text(json.dumps(load_template(ROOT / "template.yaml")))
+    versions = sam_build.runtimes_in(staged)
+    assert versions.pop("DurableFunction") == "3.13"
+    assert set(versions.values()) == {"3.12"}
+    first, other = Path("/opt/py312/bin/python3.12"), Path("/opt/py313/bin/python3.13")
+    path = sam_build.tool_env(first, other, first)["PATH"].split(os.pathsep)
+    assert path[1:3] == [str(first.parent), str(other.parent)]  # after the SAM venv, once each

@@ -5,7 +5,7 @@ Batches are not part of MCP since 2025-06-18 and are refused as invalid requests
 Parsing refuses (-32700) what JSON's grammar allows but nothing downstream can hold: nesting
 deeper than `MAX_DEPTH` (deep enough for any real request; much deeper would exhaust the
 interpreter's recursion limit in whatever walks it next), and strings with lone UTF-16
-surrogates (`"\ud800"`), which are not Unicode text and cannot be encoded to UTF-8 later.
+surrogates (`"\\ud800"`), which are not Unicode text and cannot be encoded to UTF-8 later.
 It also refuses the numbers no JSON reader shares: `NaN` and `Infinity` (which Python's reader
 takes, though they are no JSON) and a number beyond a double's range (`1e309`, which Python
 reads as infinity): either would reach a target written as `NaN` or `Infinity`.
