@@ -191,6 +191,45 @@ def run_group(
     return results
 
 
+class Tally:
+    """The checks of a conformance run, scenario by scenario, against a baseline of expected
+    non-successes (`scenario:check` -> why): each scenario's line as it ends, each check whose
+    status needs a reason and has none in the baseline a failure, and a baseline entry that
+    now passes a failure too (remove it). Both roles' scripts report through it."""
+
+    def __init__(self, baseline: Path, needs_reason: tuple[str, ...]) -> None:
+        self.baseline: dict[str, str] = (
+            json.loads(baseline.read_text()) if baseline.exists() else {}
+        )
+        self.needs_reason = needs_reason
+        self.counts: dict[str, int] = {}
+        self.failing: set[str] = set()
+        self.failures: list[str] = []
+
+    def add(self, scenario: str, checks: list[dict], verbose: bool = False) -> None:
+        bad = [c for c in checks if c["status"] in self.needs_reason]
+        for check in checks:
+            self.counts[check["status"]] = self.counts.get(check["status"], 0) + 1
+            if verbose:
+                print(f"  {check['status']:<8} {check['id']}")
+        print(f"{scenario}: {len(checks) - len(bad)}/{len(checks)} ok", flush=True)
+        for check in bad:
+            key = f"{scenario}:{check['id']}"
+            self.failing.add(key)
+            if key in self.baseline:
+                print(f"  expected {check['status']} {key} ({self.baseline[key]})")
+                continue
+            self.failures.append(f"{check['status']} {key}: {check.get('errorMessage', '')}")
+            print("  " + self.failures[-1], flush=True)
+
+    def check_baseline(self, scenarios: list[str]) -> None:
+        """A baseline entry of a scenario that ran and no longer fails is a failure."""
+        ran = {key for key in self.baseline if key.partition(":")[0] in scenarios}
+        for stale in sorted(ran - self.failing):
+            self.failures.append(f"baseline entry now passes, remove it: {stale}")
+            print("  " + self.failures[-1])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--group", choices=["core", "tasks", "legacy"], action="append")
@@ -210,10 +249,8 @@ def main() -> int:
     sys.path.insert(0, str(ROOT / "src"))
     from mcp_tasks_aws.local.stack import EmbeddedStack
 
-    baseline: dict[str, str] = json.loads(BASELINE.read_text()) if BASELINE.exists() else {}
-    failures: list[str] = []
-    counts = {"SUCCESS": 0, "FAILURE": 0, "WARNING": 0, "SKIPPED": 0, "INFO": 0}
-    failing_keys: set[str] = set()
+    tally = Tally(BASELINE, NEEDS_REASON)
+    tally.counts.update({"SUCCESS": 0, "FAILURE": 0, "WARNING": 0, "SKIPPED": 0, "INFO": 0})
     with EmbeddedStack(host="127.0.0.1", port=0) as stack, tempfile.TemporaryDirectory() as tmp:
         url = stack.url.replace("127.0.0.1", "localhost")
         out = Path(tmp)
@@ -241,28 +278,14 @@ def main() -> int:
             checks = results.get(scenario) or [
                 {"id": "not-run", "status": "FAILURE", "errorMessage": "no result"}
             ]
-            bad = [c for c in checks if c["status"] in NEEDS_REASON]
-            for check in checks:
-                counts[check["status"]] = counts.get(check["status"], 0) + 1
-            print(f"{scenario}: {len(checks) - len(bad)}/{len(checks)} ok", flush=True)
-            for check in bad:
-                key = f"{scenario}:{check['id']}"
-                failing_keys.add(key)
-                if key in baseline:
-                    print(f"  expected {check['status']} {key} ({baseline[key]})")
-                    continue
-                message = f"{check['status']} {key}: {check.get('errorMessage', '')}"
-                failures.append(message)
-                print("  " + message, flush=True)
-    ran = {k for k in baseline if k.partition(":")[0] in scenarios}
-    for stale in sorted(ran - failing_keys):
-        failures.append(f"baseline entry now passes, remove it: {stale}")
-        print("  " + failures[-1])
+            tally.add(scenario, checks)
+    tally.check_baseline(scenarios)
+    counts = tally.counts
     print(
         f"conformance: {counts['SUCCESS']} passed, {counts['FAILURE']} failed, "
         f"{counts['WARNING']} warnings, {counts['SKIPPED']} skipped, {counts['INFO']} info"
     )
-    return 1 if failures else 0
+    return 1 if tally.failures else 0
 
 
 if __name__ == "__main__":

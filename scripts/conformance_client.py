@@ -234,41 +234,22 @@ def main() -> int:
     scenarios = args.only or SCENARIOS
 
     sys.path.insert(0, str(ROOT / "scripts"))
-    from conformance import ensure_suite
+    from conformance import Tally, ensure_suite
 
     node, cli = ensure_suite()
-    baseline: dict[str, str] = json.loads(BASELINE.read_text()) if BASELINE.exists() else {}
-    failures: list[str] = []
-    failing: set[str] = set()
-    counts: dict[str, int] = {}
+    tally = Tally(BASELINE, ("FAILURE", "WARNING"))
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(args.jobs) as pool:
         futures = {
             scenario: pool.submit(run_scenario, node, cli, scenario, Path(tmp) / str(i))
             for i, scenario in enumerate(scenarios)
         }
         for scenario, future in futures.items():
-            checks = future.result()
-            bad = [c for c in checks if c["status"] in ("FAILURE", "WARNING")]
-            for check in checks:
-                counts[check["status"]] = counts.get(check["status"], 0) + 1
-                if args.verbose:
-                    print(f"  {check['status']:<8} {check['id']}")
-            print(f"{scenario}: {len(checks) - len(bad)}/{len(checks)} ok", flush=True)
-            for check in bad:
-                key = f"{scenario}:{check['id']}"
-                failing.add(key)
-                if key in baseline:
-                    print(f"  expected {check['status']} {key} ({baseline[key]})")
-                    continue
-                failures.append(f"{check['status']} {key}: {check.get('errorMessage', '')}")
-                print("  " + failures[-1], flush=True)
-    ran = {key for key in baseline if key.split(":")[0] in scenarios}
-    for stale in sorted(ran - failing):
-        failures.append(f"baseline entry now passes, remove it: {stale}")
-        print("  " + failures[-1])
+            tally.add(scenario, future.result(), verbose=args.verbose)
+    tally.check_baseline(scenarios)
+    counts = tally.counts
     summary = ", ".join(f"{n} {status.lower()}" for status, n in sorted(counts.items()))
     print(f"conformance (client, mcp-tasks): {summary}")
-    return 1 if failures else 0
+    return 1 if tally.failures else 0
 
 
 if __name__ == "__main__":
