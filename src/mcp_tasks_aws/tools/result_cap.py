@@ -21,15 +21,23 @@ from mcp_tasks_aws.tools.specs import text_result
 logger = logging.getLogger(__name__)
 
 
+def _over_cap(kind: str, name: str, result: dict[str, Any]) -> int | None:
+    """`result`'s encoded size when it is over the cap (logged), else None."""
+    size = encoded_size(result)
+    if size <= MAX_RESULT_BYTES:
+        return None
+    logger.warning("%s %s: a result of %d bytes (encoded) refused", kind, name, size)
+    return size
+
+
 def capped(
     tool: str, result: dict[str, Any], *, answered: str = "its target answered"
 ) -> dict[str, Any]:
     """`result`, or a tool error saying it is larger than a result may be (`answered` says
     who made it: "its target answered" for a declared target, "it returned" for code)."""
-    size = encoded_size(result)
-    if size <= MAX_RESULT_BYTES:
+    size = _over_cap("tool", tool, result)
+    if size is None:
         return result
-    logger.warning("tool %s: a result of %d bytes (encoded) refused", tool, size)
     return text_result(
         f"Tool {tool}: {answered} {size / 1e6:.1f} MB (as encoded in a response); "
         f"a result may be at most {MAX_RESULT_BYTES / 1e6:.1f} MB",
@@ -40,10 +48,9 @@ def capped(
 def refuse_large_prompt(prompt: str, result: dict[str, Any]) -> dict[str, Any]:
     """`result`, or McpError (-32603) saying the prompt's messages are larger than an answer
     may be: Lambda would refuse the response and the client would read API Gateway's 5xx."""
-    size = encoded_size(result)
-    if size <= MAX_RESULT_BYTES:
+    size = _over_cap("prompt", prompt, result)
+    if size is None:
         return result
-    logger.warning("prompt %s: a result of %d bytes (encoded) refused", prompt, size)
     raise McpError(
         f"Prompt {prompt}: its messages take {size / 1e6:.1f} MB (as encoded in a response); "
         f"an answer may be at most {MAX_RESULT_BYTES / 1e6:.1f} MB"
