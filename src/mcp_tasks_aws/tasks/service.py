@@ -393,7 +393,7 @@ class TaskService:
         if changed or record.status == "cancelled":
             # The marker is durable now; what follows only saves compute. A retried cancel
             # gets here too: the first one may have failed after writing its marker.
-            self.runs().of(record).release(record)
+            self._release(record)
         return Applied(record, changed)
 
     def refuse(
@@ -407,9 +407,24 @@ class TaskService:
         outcome = self.store.apply(task_id, *transitions.refuse(owner, key, method, error, now))
         record = self._owned(outcome, owner, now)
         if outcome is not None and outcome.changed:
-            self.runs().of(record).release(record)
+            self._release(record)
             return True
         return False
+
+    def _release(self, record: TaskRecord) -> None:
+        """Stop the work of a task that is over for good (`Run.release`). A failure only
+        leaves compute running: it is logged, never raised, and a retried cancel tries again."""
+        run = self.runs().of(record)
+        try:
+            run.release(record)
+        except Exception:
+            logger.warning(
+                "task %s has ended (%s) but its %s run was not released",
+                record.task_id,
+                record.status,
+                run.name,
+                exc_info=True,
+            )
 
     def runs(self) -> Runs:
         """The runs of this service's tasks, over its ports as they are now (a test may swap

@@ -212,18 +212,11 @@ def release(flows: Workflows, record: TaskRecord, execution_arn: str) -> None:
     """Stop a cancelled (or refused) workflow task's execution. A state waiting for an answer
     is also failed (`TASK_CANCELLED`): Step Functions aborts a waiting state on stop, an
     emulator may not, and on AWS the token is stale by then (reported, not raised). The task
-    is over for good already: a failure here is logged, and a retried cancel tries again."""
-    try:
-        flows.stop(execution_arn)
-        if record.waiting_on_token and record.task_token is not None:
-            flows.refuse(record.task_token, TASK_CANCELLED, transitions.CANCELLED_MESSAGE)
-    except Exception:
-        logger.warning(
-            "task %s has ended (%s) but its workflow was not stopped",
-            record.task_id,
-            record.status,
-            exc_info=True,
-        )
+    is over for good already: a failure here is the caller's to log (`TaskService`), and a
+    retried cancel tries again."""
+    flows.stop(execution_arn)
+    if record.waiting_on_token and record.task_token is not None:
+        flows.refuse(record.task_token, TASK_CANCELLED, transitions.CANCELLED_MESSAGE)
 
 
 def resumption(record: TaskRecord) -> tuple[Literal["answer", "refuse"], Any]:

@@ -133,8 +133,8 @@ class Run(ABC):
     @abstractmethod
     def release(self, record: TaskRecord) -> None:
         """The task was cancelled or refused (it is over for good): stop its work. A failure
-        only leaves compute running, so it is logged, never raised; a retried cancel tries
-        again."""
+        may raise: it only leaves compute running, so the service logs it and answers the
+        cancel anyway; a retried cancel tries again."""
 
     @abstractmethod
     def settle_lost(self, end: LostEnd) -> str:

@@ -89,15 +89,7 @@ class DurableRun(Run):
             logger.warning("task %s: the note was not written", record.task_id, exc_info=True)
 
     def release(self, record: TaskRecord) -> None:
-        try:
-            self.executions.stop(record.task_id)
-        except Exception:
-            logger.warning(
-                "task %s has ended (%s) but its durable execution was not stopped",
-                record.task_id,
-                record.status,
-                exc_info=True,
-            )
+        self.executions.stop(record.task_id)
 
     def settle_lost(self, end: LostEnd) -> str:
         if not is_task_id(end.task_id) or end.status not in ENDS:

@@ -55,18 +55,10 @@ class LegsRun(Run):
 
     def release(self, record: TaskRecord) -> None:
         """Fail the execution's wait for input, or stop it while it works."""
-        try:
-            token = record.task_token if record.waiting_on_token else None
-            if token is not None and self.runner.interrupt(token):
-                return
-            self.runner.stop(record.task_id)
-        except Exception:
-            logger.warning(
-                "task %s has ended (%s) but its execution was not released",
-                record.task_id,
-                record.status,
-                exc_info=True,
-            )
+        token = record.task_token if record.waiting_on_token else None
+        if token is not None and self.runner.interrupt(token):
+            return
+        self.runner.stop(record.task_id)
 
     def settle_lost(self, end: LostEnd) -> str:
         """The execution FAILED, TIMED_OUT or was ABORTED: its task must not stay active.
