@@ -198,17 +198,25 @@ def test_a_lost_end_fails_an_active_task_and_leaves_an_ended_one() -> None:
 # -- the body, under the real SDK -------------------------------------------------------------
 
 
-@pytest.fixture
-def durable() -> Iterator[tuple[InMemoryTaskStore, LocalDurableExecutions, TaskService, list[str]]]:
-    runs: list[str] = []
-    tools = durable_tools(runs)
+def under_the_sdk(
+    tools: ToolSet,
+) -> tuple[InMemoryTaskStore, LocalDurableExecutions, TaskService]:
+    """`tools`' durable tasks run by AWS's in-process runner (durable time 60x), on the
+    in-memory store; close the executions when done."""
+    from mcp_tasks_aws.aws.durable_sdk import durable_handler
+
     store = InMemoryTaskStore()
     executions = LocalDurableExecutions(time_scale=60)
     legs = LegRunner(store, RecordingRunner(), tools, report_interval_ms=0)
-    from mcp_tasks_aws.aws.durable_sdk import durable_handler
-
     executions.handler = durable_handler(DurableBody(legs))
     tasks = TaskService(store, RecordingRunner(), run_adapters={"durable": executions})
+    return store, executions, tasks
+
+
+@pytest.fixture
+def durable() -> Iterator[tuple[InMemoryTaskStore, LocalDurableExecutions, TaskService, list[str]]]:
+    runs: list[str] = []
+    store, executions, tasks = under_the_sdk(durable_tools(runs))
     try:
         yield store, executions, tasks, runs
     finally:
@@ -282,8 +290,6 @@ def test_a_write_refused_because_the_sweeper_adopted_the_task_is_made_at_its_new
     holds the leg it read: the invocation's next write re-reads the task and lands."""
     import threading
 
-    from mcp_tasks_aws.aws.durable_sdk import durable_handler
-
     entered, adopted = threading.Event(), threading.Event()
     tools = ToolSet(name="adopted")
 
@@ -300,11 +306,7 @@ def test_a_write_refused_because_the_sweeper_adopted_the_task_is_made_at_its_new
         ctx.report("after the adopt")
         return held
 
-    store = InMemoryTaskStore()
-    executions = LocalDurableExecutions(time_scale=60)
-    legs = LegRunner(store, RecordingRunner(), tools, report_interval_ms=0)
-    executions.handler = durable_handler(DurableBody(legs))
-    tasks = TaskService(store, RecordingRunner(), run_adapters={"durable": executions})
+    store, executions, tasks = under_the_sdk(tools)
     try:
         record = tasks.create(ALICE, tools.tools["patient"], {}, CAPABILITIES)
         assert entered.wait(10)
