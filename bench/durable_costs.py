@@ -206,7 +206,8 @@ def measure_durable(repeats: int) -> DurableMeasured:
         if count == 0:
             raise McpHttpError("a durable task was never invoked")
         return [
-            median_op([durable[t][i] for t in tasks if len(durable[t]) > i]) for i in range(count)
+            median_op([ran[i] for t in tasks if len(ran := durable.get(t, [])) > i])
+            for i in range(count)
         ]
 
     return DurableMeasured(
