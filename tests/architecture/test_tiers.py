@@ -4,18 +4,27 @@ the fast loop, and a test marked wrongly would be left out of it."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import FunctionType
 from typing import Any
 
 import pytest
 
 from mcp_tasks_aws.local.stack import EmbeddedStack
 from support.local_aws import template_resources
-from support.tiers import Guard, Reader, TierMissed
+from support.tiers import (
+    Guard,
+    Reader,
+    TierMissed,
+    _codes,
+    _instructions_by_dis,
+    instructions,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,6 +86,20 @@ def via_a_method() -> None:
 def test_the_reading_follows_what_a_function_reaches(name: str, tiers: set[str]) -> None:
     # By name: a function passed as a parameter would be read as this test's own use.
     assert Reader().tiers([globals()[name]]) == tiers
+
+
+def test_the_instructions_read_are_what_dis_reads_on_every_function_of_the_tree() -> None:
+    """The reading's quick bytecode decoder (CPython 3.11) against `dis` itself, on every
+    function of the project loaded in this process (the whole test tree, once collected)."""
+    codes = [
+        code
+        for thing in gc.get_objects()
+        if isinstance(thing, FunctionType) and thing.__code__.co_filename.startswith(str(ROOT))
+        for code in _codes(thing.__code__)
+    ]
+    assert len(codes) > 100
+    differing = [code for code in codes if instructions(code) != _instructions_by_dis(code)]
+    assert not differing, differing[:5]
 
 
 def test_a_table_of_functions_is_read_too() -> None:

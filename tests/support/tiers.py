@@ -69,6 +69,7 @@ _CONTAINERS = (dict, list, tuple, set, frozenset)
 _LOADS = {"LOAD_GLOBAL", "LOAD_NAME"}
 _LOADERS = {"importlib", "runpy"}
 _ATTRIBUTES = {"LOAD_ATTR", "LOAD_METHOD"}
+_NAMING = _LOADS | _ATTRIBUTES | {"IMPORT_NAME", "IMPORT_FROM"}
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "scripts"
@@ -133,6 +134,41 @@ def _loads_files(scope: dict[str, Any]) -> bool:
     )
 
 
+def _instructions_by_dis(code: CodeType) -> list[tuple[str, object]]:
+    """Each instruction of `code` as (opname, the name it takes or None)."""
+    return [
+        (i.opname, i.argval if i.opname in _NAMING else None) for i in dis.get_instructions(code)
+    ]
+
+
+# The same, read from the bytecode directly: `dis.get_instructions` builds a full Instruction
+# (positions, a repr of its argument) for each of the ~500,000 instructions the test tree's
+# functions hold, most of the 3 s of CPU each pytest worker spent marking tiers; this is 6 times
+# quicker. The argument encoding is CPython 3.11's (a global's name index shifted by one bit;
+# in 3.12 an attribute's is too): any other version reads through `dis`, and
+# tests/architecture/test_tiers.py holds the two equal on every function of the test tree.
+_OPS = {dis.opmap[name]: name for name in _NAMING if name in dis.opmap}
+_CACHE = dis.opmap.get("CACHE")
+_SHIFTED = {dis.opmap["LOAD_GLOBAL"]}
+
+
+def _instructions_by_bytes(code: CodeType) -> list[tuple[str, object]]:
+    names = code.co_names
+    found: list[tuple[str, object]] = []
+    for _, op, arg in dis._unpack_opargs(code.co_code):  # type: ignore[attr-defined]
+        if op == _CACHE:  # inline caches: dis.get_instructions hides them too
+            continue
+        name = _OPS.get(op)
+        if name is None:
+            found.append((dis.opname[op], None))
+        else:
+            found.append((name, names[arg >> 1 if op in _SHIFTED else arg]))
+    return found
+
+
+instructions = _instructions_by_bytes if sys.version_info[:2] == (3, 11) else _instructions_by_dis
+
+
 def _named(function: FunctionType) -> Iterator[Any]:
     """Every global `function` names (and attribute chains from modules and classes)."""
     scope = function.__globals__
@@ -144,16 +180,15 @@ def _named(function: FunctionType) -> Iterator[Any]:
             yield from (Script(name) for name in names if name in SCRIPT_NAMES)
         current: Any = None
         imported: Any = None
-        for instruction in dis.get_instructions(code):
-            name = instruction.argval
-            if instruction.opname == "IMPORT_NAME" and isinstance(name, str):
+        for opname, name in instructions(code):
+            if opname == "IMPORT_NAME" and isinstance(name, str):
                 # An import inside the function: the module, then what is taken from it.
                 imported = current = sys.modules.get(name) or _Imported(name)
-            elif instruction.opname == "IMPORT_FROM" and isinstance(name, str):
+            elif opname == "IMPORT_FROM" and isinstance(name, str):
                 current = getattr(imported, name, None)
-            elif instruction.opname in _LOADS and isinstance(name, str):
+            elif opname in _LOADS and isinstance(name, str):
                 current = scope.get(name, getattr(builtins, name, None))
-            elif instruction.opname in _ATTRIBUTES and isinstance(name, str) and current:
+            elif opname in _ATTRIBUTES and isinstance(name, str) and current:
                 if not isinstance(current, (ModuleType, type)):
                     current = None
                     continue
