@@ -7,7 +7,12 @@ would: `mcp-tasks tools URL --json`, and calls the tools listed there (a scenari
 arguments where the suite gives them; otherwise values filled in from each tool's schema).
 Each command is the CLI's `main` with its own command line, typed input (on a pipe) and stdout,
 one after the other in the `drive` process, so a scenario costs one Python process, not one per
-command (each about a second of imports). Sign-ins go through the CLI's own code: its
+command (each about a second of imports). That process is not even started afresh: the command
+the suite runs is `launch`, a bare interpreter (no site-packages, no imports of ours) that hands
+its arguments, environment, working directory and standard streams over a Unix socket to a
+fork server this runner starts once (`serve`: the CLI and its dependencies imported, then one
+`os.fork` per scenario, whose child runs `drive` as that process would and sends back its exit
+code). Sign-ins go through the CLI's own code: its
 `webbrowser.open` reaches `scripts/headless_browser.py`'s person at a browser (registered as
 the preferred browser, in this process), the token cache is a fresh directory per scenario, and
 a pre-registered client from the scenario's context becomes `--client-id/--client-secret`.
@@ -24,12 +29,16 @@ import io
 import json
 import os
 import shlex
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import webbrowser
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -196,6 +205,104 @@ def drive(url: str) -> int:
     return failed
 
 
+# -- the fork server: `drive` without a second of imports per scenario ---------------------------
+
+
+def serve(path: str) -> None:
+    """Import what `drive` runs, then serve `launch`es on the Unix socket `path`: each one
+    forks a child that takes the launcher's streams, environment and working directory and
+    runs `drive` with its arguments (the parent only accepts and forks: one thread, so a fork
+    copies nothing half-done)."""
+    import anyio._backends._asyncio  # noqa: F401 - anyio loads its backend on first run
+
+    import mcp_tasks_aws.client.cli.main  # noqa: F401
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import headless_browser  # noqa: F401
+
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(16)
+    print("ready", flush=True)
+    sys.stderr.flush()
+    while True:
+        conn, _ = server.accept()
+        _, fds, _, _ = socket.recv_fds(conn, 1, 3)
+        if len(fds) != 3:
+            conn.close()
+            continue
+        if os.fork() == 0:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            server.close()
+            os._exit(_forked_drive(conn, fds))
+        conn.close()
+        for fd in fds:
+            os.close(fd)
+
+
+def _forked_drive(conn: socket.socket, fds: list[int]) -> int:
+    """In the forked child: become the launcher's process, run `drive`, report its code."""
+    code = 1
+    try:
+        with conn.makefile("rb") as reader:
+            job = json.loads(reader.read())
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(job["cwd"])
+        os.environ.clear()
+        os.environ.update(job["env"])
+        sys.argv = job["argv"]
+        code = drive(job["argv"][-1])
+    except BaseException:  # what the process would have printed as it died
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        conn.sendall(str(code).encode())
+        conn.close()
+    return 0
+
+
+def launch(path: str) -> int:
+    """What the suite runs: hand this process's arguments, environment, working directory
+    and standard streams to the fork server at `path`; its child's exit code is this one."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(path)
+        socket.send_fds(conn, [b"-"], [0, 1, 2])
+        job = {"argv": sys.argv, "env": dict(os.environ), "cwd": os.getcwd()}
+        conn.sendall(json.dumps(job).encode())
+        conn.shutdown(socket.SHUT_WR)
+        answer = b"".join(iter(lambda: conn.recv(64), b""))
+    return int(answer) if answer.strip().isdigit() else 1
+
+
+@contextmanager
+def fork_server(folder: Path) -> Iterator[str]:
+    """The fork server, running on a socket in `folder`, for the scenarios' launches."""
+    path = str(folder / "drive.sock")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    script = str(ROOT / "scripts" / "conformance_client.py")
+    proc = subprocess.Popen(
+        [sys.executable, script, "serve", path],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,  # its children in its process group, stopped with it
+    )
+    try:
+        assert proc.stdout is not None
+        if proc.stdout.readline().strip() != "ready":
+            raise SystemExit(f"the fork server did not start (exit {proc.wait()})")
+        yield path
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait()
+
+
 # -- the runner ---------------------------------------------------------------------------------
 
 
@@ -209,8 +316,11 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def run_scenario(node: Path, cli: Path, scenario: str, out: Path) -> list[dict[str, Any]]:
-    command = f"{sys.executable} {ROOT / 'scripts' / 'conformance_client.py'} drive"
+def run_scenario(
+    node: Path, cli: Path, scenario: str, out: Path, server: str
+) -> list[dict[str, Any]]:
+    script = ROOT / "scripts" / "conformance_client.py"
+    command = f"{sys.executable} -I -S {script} launch {server}"
     args = [str(node), str(cli), "client", "--command", command, "--scenario", scenario]
     args += ["--spec-version", SPEC_VERSION, "-o", str(out), "--timeout", "90000"]
     port = free_port()
@@ -238,9 +348,13 @@ def main() -> int:
 
     node, cli = ensure_suite()
     tally = Tally(BASELINE, ("FAILURE", "WARNING"))
-    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(args.jobs) as pool:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        fork_server(Path(tmp)) as server,
+        ThreadPoolExecutor(args.jobs) as pool,
+    ):
         futures = {
-            scenario: pool.submit(run_scenario, node, cli, scenario, Path(tmp) / str(i))
+            scenario: pool.submit(run_scenario, node, cli, scenario, Path(tmp) / str(i), server)
             for i, scenario in enumerate(scenarios)
         }
         for scenario, future in futures.items():
@@ -255,4 +369,8 @@ def main() -> int:
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "drive":
         raise SystemExit(drive(sys.argv[-1]))
+    if len(sys.argv) > 3 and sys.argv[1] == "launch":
+        raise SystemExit(launch(sys.argv[2]))
+    if len(sys.argv) == 3 and sys.argv[1] == "serve":
+        serve(sys.argv[2])
     raise SystemExit(main())
