@@ -12,10 +12,15 @@ the suite runs is `launch`, a bare interpreter (no site-packages, no imports of 
 its arguments, environment, working directory and standard streams over a Unix socket to a
 fork server this runner starts once (`serve`: the CLI and its dependencies imported, then one
 `os.fork` per scenario, whose child runs `drive` as that process would and sends back its exit
-code). Sign-ins go through the CLI's own code: its
-`webbrowser.open` reaches `scripts/headless_browser.py`'s person at a browser (registered as
-the preferred browser, in this process), the token cache is a fresh directory per scenario, and
-a pre-registered client from the scenario's context becomes `--client-id/--client-secret`.
+code). Sign-ins go through the CLI's own code: its `webbrowser.open` reaches
+`scripts/headless_browser.py`'s person at a browser (registered as the preferred browser, in
+this process), the token cache is a fresh directory per scenario, its callback port a free one,
+and a pre-registered client from the scenario's context becomes `--client-id/--client-secret`.
+
+The scenarios (SCENARIOS: what the suite lists for 2026-07-28, checked against what ran) run
+in ONE suite process (`client --suite all --spec-version 2026-07-28`, which runs them side by
+side): a Node process per scenario cost more CPU than the scenarios. `--only` runs each named
+scenario in a suite process of its own (`--jobs` at a time).
 
 A check that is FAILURE or WARNING fails the run unless `tests/conformance/client-baseline.json`
 lists it with a reason; a listed check that passes fails the run too (the baseline only
@@ -28,6 +33,7 @@ import argparse
 import io
 import json
 import os
+import re
 import shlex
 import signal
 import socket
@@ -165,7 +171,7 @@ def drive(url: str) -> int:
     env.pop("BROWSER", None)
     webbrowser.register("headless", None, HeadlessBrowser("headless"), preferred=True)
     env["MCP_TASKS_SIGN_IN_TIMEOUT"] = "30"
-    env["MCP_TASKS_CALLBACK_PORT"] = os.environ.get("CONFORMANCE_CALLBACK_PORT", "33418")
+    env["MCP_TASKS_CALLBACK_PORT"] = os.environ.get("CONFORMANCE_CALLBACK_PORT") or str(free_port())
     if context.get("client_id"):
         env["MCP_TASKS_CLIENT_ID"] = context["client_id"]
         if context.get("client_secret"):
@@ -316,13 +322,50 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _suite_args(node: Path, cli: Path, server: str, out: Path) -> list[str]:
+    script = ROOT / "scripts" / "conformance_client.py"
+    command = f"{sys.executable} -I -S {script} launch {server}"
+    args = [str(node), str(cli), "client", "--command", command, "--spec-version", SPEC_VERSION]
+    return [*args, "-o", str(out), "--timeout", "90000"]
+
+
+# The folder the suite writes a scenario's checks.json into: <scenario>-<ISO time>, the
+# scenario's `auth/` prefix a folder of its own.
+RESULT_DIR = re.compile(r"^(?P<scenario>.+)-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z$")
+
+
+def run_all(node: Path, cli: Path, out: Path, server: str) -> dict[str, list[dict[str, Any]]]:
+    """Every scenario the suite lists for SPEC_VERSION, in ONE suite process (a Node process
+    per scenario cost more CPU than the scenarios): {scenario: its checks}. SCENARIOS must be
+    exactly what ran: a scenario without checks, or checks of one not in it, fail the run."""
+    args = [*_suite_args(node, cli, server, out), "--suite", "all"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}  # drive picks its callback ports
+    timeout = 60 * len(SCENARIOS) + 120
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env)
+    found: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(out.rglob("checks.json")):
+        match = RESULT_DIR.match(path.parent.relative_to(out).as_posix())
+        if match is None:
+            raise SystemExit(f"a result folder this script cannot read: {path.parent}")
+        found.setdefault(match["scenario"], []).extend(json.loads(path.read_text()))
+    tail = f"{proc.stdout[-800:]}{proc.stderr[-800:]}"
+    results: dict[str, list[dict[str, Any]]] = {}
+    for scenario in SCENARIOS:
+        results[scenario] = found.pop(scenario, None) or [
+            {"id": "no-checks", "status": "FAILURE", "errorMessage": f"no checks: {tail}"}
+        ]
+    for scenario, checks in found.items():
+        reason = f"the suite also ran {scenario}, which SCENARIOS does not name"
+        results[scenario] = [{"id": "unlisted", "status": "FAILURE", "errorMessage": reason}]
+        results[scenario] += checks
+    return results
+
+
 def run_scenario(
     node: Path, cli: Path, scenario: str, out: Path, server: str
 ) -> list[dict[str, Any]]:
-    script = ROOT / "scripts" / "conformance_client.py"
-    command = f"{sys.executable} -I -S {script} launch {server}"
-    args = [str(node), str(cli), "client", "--command", command, "--scenario", scenario]
-    args += ["--spec-version", SPEC_VERSION, "-o", str(out), "--timeout", "90000"]
+    """One scenario (`--only`), in a suite process of its own: its checks."""
+    args = [*_suite_args(node, cli, server, out), "--scenario", scenario]
     port = free_port()
     env = {**os.environ, "CONFORMANCE_CALLBACK_PORT": str(port), "PYTHONPATH": str(ROOT / "src")}
     proc = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
@@ -338,7 +381,7 @@ def run_scenario(
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", action="append", help="run only this scenario (repeatable)")
-    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--jobs", type=int, default=2, help="--only scenarios side by side")
     parser.add_argument("--verbose", action="store_true", help="print every check")
     args = parser.parse_args()
     scenarios = args.only or SCENARIOS
@@ -348,18 +391,21 @@ def main() -> int:
 
     node, cli = ensure_suite()
     tally = Tally(BASELINE, ("FAILURE", "WARNING"))
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        fork_server(Path(tmp)) as server,
-        ThreadPoolExecutor(args.jobs) as pool,
-    ):
-        futures = {
-            scenario: pool.submit(run_scenario, node, cli, scenario, Path(tmp) / str(i), server)
-            for i, scenario in enumerate(scenarios)
-        }
-        for scenario, future in futures.items():
-            tally.add(scenario, future.result(), verbose=args.verbose)
-    tally.check_baseline(scenarios)
+    with tempfile.TemporaryDirectory() as tmp, fork_server(Path(tmp)) as server:
+        if args.only:
+            with ThreadPoolExecutor(args.jobs) as pool:
+                futures = {
+                    scenario: pool.submit(
+                        run_scenario, node, cli, scenario, Path(tmp) / str(i), server
+                    )
+                    for i, scenario in enumerate(scenarios)
+                }
+                results = {scenario: future.result() for scenario, future in futures.items()}
+        else:
+            results = run_all(node, cli, Path(tmp) / "all", server)
+        for scenario, checks in results.items():
+            tally.add(scenario, checks, verbose=args.verbose)
+    tally.check_baseline(list(results))
     counts = tally.counts
     summary = ", ".join(f"{n} {status.lower()}" for status, n in sorted(counts.items()))
     print(f"conformance (client, mcp-tasks): {summary}")
