@@ -229,7 +229,7 @@ def serve(path: str) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
-    server.listen(16)
+    server.listen(64)
     print("ready", flush=True)
     sys.stderr.flush()
     while True:
