@@ -384,7 +384,7 @@ def first_task_cpu_s(args: argparse.Namespace) -> dict[str, float] | None:
 
     rounds = max(1, args.cost_cold_rounds)
     try:
-        return cold_start.first_task_cpu_s(rounds)
+        return cold_start.first_task_cpu_s(rounds, max(0, args.cold_warmup))
     except (cold_start.ChildFailed, OSError) as exc:
         print(f"cold-start trade: not measured ({exc})")
         return None

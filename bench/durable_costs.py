@@ -122,12 +122,13 @@ class PortMeter(Meter):
 
             setattr(port, name, noted)
 
-    def wrap_durable(
-        self, handler: Callable[..., Any], name_of: Callable[[str], str | None]
-    ) -> Callable[..., Any]:
+    def wrap_durable(self, handler: Callable[..., Any]) -> Callable[..., Any]:
         def measured(event: Any, context: Any) -> Any:
             with self.invocation("durable", "invocation") as record:
-                record.task_id = name_of(str(getattr(event, "durable_execution_arn", ""))) or ""
+                # The execution's ARN, turned into its name (the task's id) once read: the
+                # local runner may run an execution's first invocation before it has
+                # recorded its name.
+                record.task_id = str(getattr(event, "durable_execution_arn", ""))
                 self.durable_now = record
                 try:
                     return handler(event, context)
@@ -159,7 +160,7 @@ def measure_durable(repeats: int) -> DurableMeasured:
             meter.hook(stack.api_app.clients.get(service))
             meter.hook_durable(stack.durable_app.clients.get(service))
         meter.wrap_port(stack.durable)
-        stack.durable.handler = meter.wrap_durable(stack.durable.handler, stack.durable.name_of)
+        stack.durable.handler = meter.wrap_durable(stack.durable.handler)
         probe = Probe(Harness(stack), meter)
 
         def run(tool: str, arguments: dict[str, Any], label: str, answer: bool = False) -> str:
@@ -178,6 +179,16 @@ def measure_durable(repeats: int) -> DurableMeasured:
                 if time.monotonic() > deadline:
                     raise McpHttpError(f"{task_id}: its execution did not end")
                 time.sleep(0.02)
+            # The execution shows SUCCEEDED a moment before the meter's wrapper around its
+            # last invocation records it (in the invoking thread): under load the median read
+            # below could find none. Wait for it (a missing one still fails, in per_task).
+            arn = stack.durable.arn_of(task_id)
+            while meter.durable_now is not None or not any(
+                i.function == "durable" and i.task_id == arn for i in meter.invocations
+            ):
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.01)
             return task_id
 
         plain, asking, naps = [], [], []
@@ -196,7 +207,8 @@ def measure_durable(repeats: int) -> DurableMeasured:
         if invocation.function == "api":
             api.setdefault(invocation.label, []).append(invocation)
         else:
-            durable.setdefault(invocation.task_id, []).append(invocation)
+            name = stack.durable.name_of(invocation.task_id) or invocation.task_id
+            durable.setdefault(name, []).append(invocation)
 
     def per_task(tasks: list[str]) -> list[Op]:
         """The median task's invocations. Their number may vary: an answer that lands while

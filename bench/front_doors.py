@@ -9,12 +9,13 @@
    - today's handler: `handlers/api.py` imported as the Lambda runtime imports it, and the same
      two requests as events;
    - the floor: `import boto3` and the DynamoDB and Step Functions clients.
-   Both from source with bytecode cached after a warm-up (not the staged build of the
-   cold-start section): compare the ratios.
+   Both from source with bytecode cached after `--cold-warmup` rounds (default 1; none in the
+   smoke), not the staged build of the cold-start section: compare the ratios.
 2. **Time to first byte of a progress event**: `checksum_archive`, 4 files of 0.5 s, with a
    progressToken. Streamed: the adapter-hosted app, the first progress event on the wire.
    Buffered: the buffered handler as Lambda runs it (no response stream): API Gateway gets
-   the answer, its progress inside, when the handler returns.
+   the answer, its progress inside, when the handler returns. The adapter-hosted app started
+   for it then serves the hop's requests (3.).
 3. **Cost per million tasks**, cases 1 to 4 (`cost_model`) on the direct path, behind each
    door: the REST API's request price ($3.50 a million against $1.00), the follow-up
    invocation API Gateway makes after each streamed answer, the adapter's HTTP hop on every
@@ -61,6 +62,12 @@ STREAM_INLINE_S = 240.0  # template.yaml: MCP_TASKS_INLINE_DEADLINE_MS behind ST
 FOLLOW_UP = Op(seconds=0.0002, calls=[])  # the acknowledged follow-up invocation
 FILES, SECONDS_PER_FILE = 4, 0.5
 STAGE_CONTEXT = json.dumps({"stage": "api", "identity": {"sourceIp": "203.0.113.9"}})
+
+
+IMPORT_ROUNDS = 5
+"""Fresh processes behind the import cost of uvicorn (at most `--door-rounds`)."""
+SMOKE = {"door_rounds": 1}
+"""The smoke: one cold-start round per door (and `--cold-warmup`'s smoke: no warm-up)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -152,14 +159,16 @@ def handler_argv() -> list[str]:
     return [PYTHON, "-c", cold_start._IMPORT_API + cold_start._HANDLE, handler, json.dumps(job)]
 
 
-def cold_starts(rounds: int) -> dict[str, float]:
+def cold_starts(rounds: int, warmup: int = 1) -> dict[str, float]:
+    """The median CPU of `rounds` rounds after `warmup` ones (which warm the bytecode and are
+    not counted)."""
     runs: dict[str, list[float]] = {"adapter": [], "handler": [], "floor": []}
     floor = [PYTHON, "-c", cold_start._FLOOR]
-    for _ in range(rounds + 1):  # the first round warms the bytecode and is not counted
+    for _ in range(warmup + rounds):
         runs["adapter"].append(adapter_cold_start())
         runs["handler"].append(child_cpu(handler_argv()))
         runs["floor"].append(child_cpu(floor))
-    return {name: statistics.median(values[1:]) for name, values in runs.items()}
+    return {name: statistics.median(values[warmup:]) for name, values in runs.items()}
 
 
 def progress_event() -> dict[str, Any]:
@@ -172,22 +181,17 @@ def progress_event() -> dict[str, Any]:
     return event
 
 
-def first_progress_streamed() -> tuple[float, float]:
+def first_progress_streamed(hosted: AdapterHosted) -> tuple[float, float]:
     """(first progress event, result) in seconds, through the adapter-hosted app."""
-    hosted = AdapterHosted()
-    hosted.start()
-    try:
-        started = time.monotonic()
-        response = http_request(hosted.port, progress_event())
-        first = done = math.nan
-        while line := response.readline():
-            if b"notifications/progress" in line and math.isnan(first):
-                first = time.monotonic() - started
-            if b'"result"' in line:
-                done = time.monotonic() - started
-        return first, done
-    finally:
-        hosted.stop()
+    started = time.monotonic()
+    response = http_request(hosted.port, progress_event())
+    first = done = math.nan
+    while line := response.readline():
+        if b"notifications/progress" in line and math.isnan(first):
+            first = time.monotonic() - started
+        if b'"result"' in line:
+            done = time.monotonic() - started
+    return first, done
 
 
 def first_progress_buffered() -> tuple[float, float]:
@@ -214,26 +218,21 @@ def buffered_handler() -> Any:
     return handler_module("api").make_handler(App(Settings.from_env(environment())))
 
 
-def hop_seconds(repeats: int = 30) -> float:
+def hop_seconds(hosted: AdapterHosted, repeats: int = 30) -> float:
     """The adapter's HTTP hop per API invocation: `server/discover` through the hosted app's
     port against the same request handed to the buffered handler in-process (median)."""
     from mcp_tasks_aws.local.apigw_emulator import LocalLambdaContext
 
     discover = cold_start._events()[0]
     handler = buffered_handler()
-    hosted = AdapterHosted()
-    hosted.start()
     through, direct = [], []
-    try:
-        for _ in range(repeats):
-            started = time.perf_counter()
-            http_request(hosted.port, discover).read()
-            through.append(time.perf_counter() - started)
-            started = time.perf_counter()
-            handler(discover, LocalLambdaContext())
-            direct.append(time.perf_counter() - started)
-    finally:
-        hosted.stop()
+    for _ in range(repeats):
+        started = time.perf_counter()
+        http_request(hosted.port, discover).read()
+        through.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        handler(discover, LocalLambdaContext())
+        direct.append(time.perf_counter() - started)
     return max(0.0, statistics.median(through) - statistics.median(direct))
 
 
@@ -291,7 +290,7 @@ def inline_call(seconds: float) -> float:
 
 def main(args: argparse.Namespace) -> int:
     rounds = max(1, args.door_rounds)
-    cpu = cold_starts(rounds)
+    cpu = cold_starts(rounds, max(0, args.cold_warmup))
     floor = cpu["floor"]
     print(f"cold start, CPU of a fresh process (median of {rounds}; source with cached bytecode):")
     print(f"   floor (boto3 + 2 clients)           {cpu['floor'] * 1000:7.0f} ms")
@@ -300,10 +299,17 @@ def main(args: argparse.Namespace) -> int:
             f"   {label:<36}{cpu[name] * 1000:7.0f} ms  {cpu[name] / floor:5.2f}x floor  "
             f"{cpu[name] / cpu['handler']:5.2f}x the buffered handler"
         )
-    uvicorn_ms = import_cost_ms("uvicorn")
+    uvicorn_ms = import_cost_ms("uvicorn", min(IMPORT_ROUNDS, rounds))
     print(f"   import uvicorn (fresh process, less `python -c pass`): {uvicorn_ms:.0f} ms")
 
-    streamed_first, streamed_done = first_progress_streamed()
+    # One adapter-hosted app, already warm, for the progress event and then the hop.
+    hosted = AdapterHosted()
+    hosted.start()
+    try:
+        streamed_first, streamed_done = first_progress_streamed(hosted)
+        hop_s = hop_seconds(hosted)
+    finally:
+        hosted.stop()
     buffered_first, _ = first_progress_buffered()
     print()
     print(f"first progress event of a {FILES * SECONDS_PER_FILE:.0f} s inline call (4 reports):")
@@ -311,7 +317,6 @@ def main(args: argparse.Namespace) -> int:
     print(f"   BUFFERED   {buffered_first * 1000:7.0f} ms (with the result)")
     print(f"   streamed / buffered = {streamed_first / buffered_first:.3f}")
 
-    hop_s = hop_seconds()
     m = measure_path("direct", max(1, getattr(args, "cost_repeats", 3)))
     ms = streamed(m, hop_s)
     print()
@@ -336,7 +341,7 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def import_cost_ms(module: str, rounds: int = 5) -> float:
+def import_cost_ms(module: str, rounds: int = IMPORT_ROUNDS) -> float:
     def timed(code: str) -> float:
         return child_cpu([PYTHON, "-c", code])
 

@@ -156,6 +156,12 @@ def measure_status(repeats: int) -> dict[str, Op]:
             done = probe.status(task_id, "completed")
             if done["content"][0]["text"] != "Computed bench after 3.0s.":
                 raise McpHttpError(f"task_status of a completed task: {done}")
+            # The handle's task waits for an answer no one gives: cancel it (not metered), or
+            # its execution would hold the stack busy until the settle below gives up.
+            asking = handle["structuredContent"]["taskId"]
+            h.wait_held(asking)
+            h.client.request("tasks/cancel", {"taskId": asking})
+            h.client.wait_for_task(asking, {"cancelled"})
         h.settle()
     by_label: dict[str, list[Any]] = {}
     for invocation in meter.invocations:

@@ -132,7 +132,7 @@ class Measured:
     restored_cpu_s: float
 
 
-def measure(rounds: int) -> Measured:
+def measure(rounds: int, cold_rounds: int, cold_warmup: int = 1) -> Measured:
     with tempfile.TemporaryDirectory(prefix="mcp-tasks-latency-") as folder:
         staged = cold_start.StagedCode(Path(folder) / "shipped", bytecode=True)
         get = mcp_event(
@@ -156,7 +156,7 @@ def measure(rounds: int) -> Measured:
         if done.returncode != 0:
             raise cold_start.ChildFailed(done.stderr.strip() or done.stdout)
         samples = json.loads(done.stdout.strip().splitlines()[-1])
-    cold = cold_start.first_task_cpu_s(max(3, rounds // 3))
+    cold = cold_start.first_task_cpu_s(cold_rounds, cold_warmup)
     return Measured(
         statistics.median(samples["create"]),
         statistics.median(samples["get"]),
@@ -215,8 +215,9 @@ def result_at(line: Timeline, first_hint_s: float) -> tuple[float, int]:
         t += line.get_s
 
 
-SMOKE = {"latency_rounds": 1}
-"""The smoke: the fewest warm requests (the section measures at least three)."""
+SMOKE = {"latency_rounds": 1, "latency_cold_rounds": 1}
+"""The smoke: the fewest warm requests (the section measures at least three), one fresh and
+one restored first task request (and `--cold-warmup`'s smoke: no warm-up)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -226,11 +227,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=WARM_ROUNDS,
         help=f"latency: warm requests measured per kind (default {WARM_ROUNDS})",
     )
+    parser.add_argument(
+        "--latency-cold-rounds",
+        type=int,
+        default=0,
+        help="latency: first task requests measured, fresh and restored (default: a third of "
+        "--latency-rounds, at least 3)",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
+    rounds = max(3, args.latency_rounds)
+    cold_rounds = args.latency_cold_rounds or max(3, rounds // 3)
     try:
-        m = measure(max(3, args.latency_rounds))
+        m = measure(rounds, max(1, cold_rounds), max(0, args.cold_warmup))
     except (cold_start.ChildFailed, subprocess.TimeoutExpired) as exc:
         print(f"FAILED {exc}")
         return 1

@@ -54,8 +54,9 @@ from legacy_client import LegacyHttpClient
 from mcp_client import McpHttpClient, McpHttpError, task_id_of
 
 DEFAULT_RUNS = 30
-SMOKE = {"lifecycle_runs": 1, "no_fastmcp": True}
-"""The smoke: one measured lifecycle per server, no FastMCP side install."""
+SMOKE = {"lifecycle_runs": 1, "lifecycle_warmup": 0, "no_fastmcp": True}
+"""The smoke: one measured lifecycle per server (and one profiled), no warm-up, no FastMCP
+side install."""
 WARMUP_RUNS = 3
 POLL_INTERVAL_S = 0.01
 LIFECYCLE_DEADLINE_S = 30.0
@@ -212,10 +213,10 @@ def legacy_lifecycle(client: LegacyHttpClient, samples: Samples | None) -> None:
         samples.add(end - start, create_done - start, gets)
 
 
-def measure(url: str, label: str, runs: int) -> Samples:
+def measure(url: str, label: str, runs: int, warmup: int = WARMUP_RUNS) -> Samples:
     client = McpHttpClient(url)
     samples = Samples(label)
-    for _ in range(WARMUP_RUNS):
+    for _ in range(warmup):
         lifecycle(client, None)
     for _ in range(runs):
         lifecycle(client, samples)
@@ -234,6 +235,8 @@ class Split:
 
     samples: Samples
     profile: dict[str, Any]
+    runs: int
+    """Lifecycles profiled."""
 
 
 def moto_during(control: Control, action: Callable[[], None]) -> dict[str, float]:
@@ -244,7 +247,9 @@ def moto_during(control: Control, action: Callable[[], None]) -> dict[str, float
     return {op: after[op] - before.get(op, 0.0) for op in after if after[op] > before.get(op, 0.0)}
 
 
-def ours(runs: int, path: str) -> tuple[Samples, Samples | None, Split | None]:
+def ours(
+    runs: int, path: str, warmup: int = WARMUP_RUNS
+) -> tuple[Samples, Samples | None, Split | None]:
     """The lifecycle on one embedded stack; on the direct path (as deployed, on the timed
     stack) a 2025-11-25 session's too, interleaved run by run, and the split of its time."""
     port = free_port()
@@ -269,7 +274,7 @@ def ours(runs: int, path: str) -> tuple[Samples, Samples | None, Split | None]:
             legacy = LegacyHttpClient(url)
             legacy.connect()
             legacy_samples = Samples("mcp-tasks-aws, 2025-11-25 session")
-        for _ in range(WARMUP_RUNS):
+        for _ in range(warmup):
             lifecycle(modern, None)
             if legacy is not None:
                 legacy_lifecycle(legacy, None)
@@ -282,20 +287,21 @@ def ours(runs: int, path: str) -> tuple[Samples, Samples | None, Split | None]:
                 legacy_lifecycle(legacy, legacy_samples)
         split = None
         if control is not None:
+            profiled = min(PROFILED_RUNS, runs)
             control.ask("profile on")
-            for _ in range(PROFILED_RUNS):
+            for _ in range(profiled):
                 lifecycle(modern, None)
             control.ask("profile off")
-            split = Split(samples, control.ask("profile"))
+            split = Split(samples, control.ask("profile"), profiled)
         return samples, legacy_samples, split
 
 
-def fastmcp(runs: int) -> Samples:
+def fastmcp(runs: int, warmup: int = WARMUP_RUNS) -> Samples:
     port = free_port()
     argv = fastmcp_side.server_argv(port)  # installs the side venv on first use
     url = f"http://127.0.0.1:{port}/mcp"
     with server_process(argv, fastmcp_side.side_environment(), url):
-        return measure(url, fastmcp_side.label(), runs)
+        return measure(url, fastmcp_side.label(), runs, warmup)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -304,6 +310,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=DEFAULT_RUNS,
         help=f"measured task lifecycles per server (default {DEFAULT_RUNS})",
+    )
+    parser.add_argument(
+        "--lifecycle-warmup",
+        type=int,
+        default=WARMUP_RUNS,
+        help=f"lifecycle: unmeasured lifecycles first, per server (default {WARMUP_RUNS})",
     )
     parser.add_argument(
         "--no-fastmcp",
@@ -321,10 +333,10 @@ def _row(s: Samples, width: int) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    runs = max(1, args.lifecycle_runs)
+    runs, warmup = max(1, args.lifecycle_runs), max(0, args.lifecycle_warmup)
     try:
-        mine, mine_legacy, split = ours(runs, "direct")
-        machine, _, _ = ours(runs, "step_functions")
+        mine, mine_legacy, split = ours(runs, "direct", warmup)
+        machine, _, _ = ours(runs, "step_functions", warmup)
     except (McpHttpError, ServerFailed) as exc:
         print(f"FAILED mcp-tasks-aws: {exc}")
         return 1
@@ -332,14 +344,14 @@ def main(args: argparse.Namespace) -> int:
     skipped = "--no-fastmcp" if args.no_fastmcp else ""
     if not skipped:
         try:
-            theirs = fastmcp(runs)
+            theirs = fastmcp(runs, warmup)
         except (fastmcp_side.SideUnavailable, ServerFailed, McpHttpError, OSError) as exc:
             skipped = f"{fastmcp_side.label()}: {exc}"
 
     print(
         f"task lifecycle over HTTP: tools/call slow_compute(seconds=0) as a task, then tasks/get "
         f"every {POLL_INTERVAL_S * 1000:.0f} ms until completed; {runs} runs after "
-        f"{WARMUP_RUNS} warm-up"
+        f"{warmup} warm-up"
     )
     measured = (
         [mine, machine] + ([mine_legacy] if mine_legacy else []) + ([theirs] if theirs else [])
@@ -415,7 +427,7 @@ def report_split(split: Split, theirs: Samples | None) -> None:
             f"(target <= {OURS_TARGET})  {verdict}"
         )
     print(
-        f"profile per request type ({PROFILED_RUNS} lifecycles under cProfile, which slows "
+        f"profile per request type ({split.runs} lifecycles under cProfile, which slows "
         "everything: read the shares), self time per request, ms:"
     )
     kinds = ("moto", "botocore", "ours", "powertools", "pydantic", "other")

@@ -14,6 +14,7 @@ then exits 1.
 from __future__ import annotations
 
 import argparse
+import resource
 import sys
 import time
 import traceback
@@ -84,17 +85,27 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def cpu_s() -> float:
+    """CPU seconds (user + system) of this process and of its children that ended."""
+    own, children = (
+        resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def run_section(name: str, args: argparse.Namespace) -> int:
-    """One section: its report, then how long it took; a raise is a failure, reported."""
+    """One section: its report, then how long it took (wall, and CPU with its children's); a
+    raise is a failure, reported."""
     print(f"== {name} ==", flush=True)
-    started = time.monotonic()
+    started, cpu = time.monotonic(), cpu_s()
     try:
         status = SECTIONS[name].main(args)
     except Exception:
         traceback.print_exc(file=sys.stdout)
         status = 1
     verdict = "ok" if status == 0 else f"FAILED (status {status})"
-    print(f"-- {name}: {verdict}, {time.monotonic() - started:.1f} s", flush=True)
+    took = f"{time.monotonic() - started:.1f} s, CPU {cpu_s() - cpu:.1f} s"
+    print(f"-- {name}: {verdict}, {took}", flush=True)
     print(flush=True)
     return status
 

@@ -22,7 +22,8 @@ from simulation import run  # noqa: E402
 SEEDS = 300
 """Twin seeds: with 10 schedules each, three thousand schedules."""
 MOTO_SEEDS = 4
-SMOKE = {"simulation_seeds": 1, "simulation_moto_seeds": 1}
+SMOKE = {"simulation_seeds": 1, "simulation_moto_seeds": 1, "simulation_moto_schedules": 1}
+"""The smoke: one twin seed, and one schedule of one seed on moto (each about a second)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,13 +31,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--simulation-moto-seeds", type=int, default=MOTO_SEEDS, help="moto seeds to run"
     )
+    parser.add_argument(
+        "--simulation-moto-schedules",
+        type=int,
+        default=run.MOTO_SCHEDULES,
+        help=f"schedules per moto seed (default {run.MOTO_SCHEDULES})",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
     failed = 0
     batches = [
         ("twin", args.simulation_seeds, run.SCHEDULES),
-        ("moto", args.simulation_moto_seeds, run.MOTO_SCHEDULES),
+        ("moto", args.simulation_moto_seeds, max(1, args.simulation_moto_schedules)),
     ]
     for store, seeds, schedules in batches:
         outcome = run.run_seeds(range(seeds), store=store, schedules=schedules, shrink=False)

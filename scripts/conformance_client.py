@@ -7,10 +7,20 @@ would: `mcp-tasks tools URL --json`, and calls the tools listed there (a scenari
 arguments where the suite gives them; otherwise values filled in from each tool's schema).
 Each command is the CLI's `main` with its own command line, typed input (on a pipe) and stdout,
 one after the other in the `drive` process, so a scenario costs one Python process, not one per
-command (each about a second of imports). Sign-ins go through the CLI's own code: its
-`webbrowser.open` reaches `scripts/headless_browser.py`'s person at a browser (registered as
-the preferred browser, in this process), the token cache is a fresh directory per scenario, and
-a pre-registered client from the scenario's context becomes `--client-id/--client-secret`.
+command (each about a second of imports). That process is not even started afresh: the command
+the suite runs is `launch`, a bare interpreter (no site-packages, no imports of ours) that hands
+its arguments, environment, working directory and standard streams over a Unix socket to a
+fork server this runner starts once (`serve`: the CLI and its dependencies imported, then one
+`os.fork` per scenario, whose child runs `drive` as that process would and sends back its exit
+code). Sign-ins go through the CLI's own code: its `webbrowser.open` reaches
+`scripts/headless_browser.py`'s person at a browser (registered as the preferred browser, in
+this process), the token cache is a fresh directory per scenario, its callback port a free one,
+and a pre-registered client from the scenario's context becomes `--client-id/--client-secret`.
+
+The scenarios (SCENARIOS: what the suite lists for 2026-07-28, checked against what ran) run
+in ONE suite process (`client --suite all --spec-version 2026-07-28`, which runs them side by
+side): a Node process per scenario cost more CPU than the scenarios. `--only` runs each named
+scenario in a suite process of its own (`--jobs` at a time).
 
 A check that is FAILURE or WARNING fails the run unless `tests/conformance/client-baseline.json`
 lists it with a reason; a listed check that passes fails the run too (the baseline only
@@ -23,13 +33,18 @@ import argparse
 import io
 import json
 import os
+import re
 import shlex
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import webbrowser
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -156,7 +171,7 @@ def drive(url: str) -> int:
     env.pop("BROWSER", None)
     webbrowser.register("headless", None, HeadlessBrowser("headless"), preferred=True)
     env["MCP_TASKS_SIGN_IN_TIMEOUT"] = "30"
-    env["MCP_TASKS_CALLBACK_PORT"] = os.environ.get("CONFORMANCE_CALLBACK_PORT", "33418")
+    env["MCP_TASKS_CALLBACK_PORT"] = os.environ.get("CONFORMANCE_CALLBACK_PORT") or str(free_port())
     if context.get("client_id"):
         env["MCP_TASKS_CLIENT_ID"] = context["client_id"]
         if context.get("client_secret"):
@@ -196,6 +211,104 @@ def drive(url: str) -> int:
     return failed
 
 
+# -- the fork server: `drive` without a second of imports per scenario ---------------------------
+
+
+def serve(path: str) -> None:
+    """Import what `drive` runs, then serve `launch`es on the Unix socket `path`: each one
+    forks a child that takes the launcher's streams, environment and working directory and
+    runs `drive` with its arguments (the parent only accepts and forks: one thread, so a fork
+    copies nothing half-done)."""
+    import anyio._backends._asyncio  # noqa: F401 - anyio loads its backend on first run
+
+    import mcp_tasks_aws.client.cli.main  # noqa: F401
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import headless_browser  # noqa: F401
+
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(64)
+    print("ready", flush=True)
+    sys.stderr.flush()
+    while True:
+        conn, _ = server.accept()
+        _, fds, _, _ = socket.recv_fds(conn, 1, 3)
+        if len(fds) != 3:
+            conn.close()
+            continue
+        if os.fork() == 0:
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            server.close()
+            os._exit(_forked_drive(conn, fds))
+        conn.close()
+        for fd in fds:
+            os.close(fd)
+
+
+def _forked_drive(conn: socket.socket, fds: list[int]) -> int:
+    """In the forked child: become the launcher's process, run `drive`, report its code."""
+    code = 1
+    try:
+        with conn.makefile("rb") as reader:
+            job = json.loads(reader.read())
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(job["cwd"])
+        os.environ.clear()
+        os.environ.update(job["env"])
+        sys.argv = job["argv"]
+        code = drive(job["argv"][-1])
+    except BaseException:  # what the process would have printed as it died
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        conn.sendall(str(code).encode())
+        conn.close()
+    return 0
+
+
+def launch(path: str) -> int:
+    """What the suite runs: hand this process's arguments, environment, working directory
+    and standard streams to the fork server at `path`; its child's exit code is this one."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(path)
+        socket.send_fds(conn, [b"-"], [0, 1, 2])
+        job = {"argv": sys.argv, "env": dict(os.environ), "cwd": os.getcwd()}
+        conn.sendall(json.dumps(job).encode())
+        conn.shutdown(socket.SHUT_WR)
+        answer = b"".join(iter(lambda: conn.recv(64), b""))
+    return int(answer) if answer.strip().isdigit() else 1
+
+
+@contextmanager
+def fork_server(folder: Path) -> Iterator[str]:
+    """The fork server, running on a socket in `folder`, for the scenarios' launches."""
+    path = str(folder / "drive.sock")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    script = str(ROOT / "scripts" / "conformance_client.py")
+    proc = subprocess.Popen(
+        [sys.executable, script, "serve", path],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,  # its children in its process group, stopped with it
+    )
+    try:
+        assert proc.stdout is not None
+        if proc.stdout.readline().strip() != "ready":
+            raise SystemExit(f"the fork server did not start (exit {proc.wait()})")
+        yield path
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait()
+
+
 # -- the runner ---------------------------------------------------------------------------------
 
 
@@ -209,10 +322,50 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def run_scenario(node: Path, cli: Path, scenario: str, out: Path) -> list[dict[str, Any]]:
-    command = f"{sys.executable} {ROOT / 'scripts' / 'conformance_client.py'} drive"
-    args = [str(node), str(cli), "client", "--command", command, "--scenario", scenario]
-    args += ["--spec-version", SPEC_VERSION, "-o", str(out), "--timeout", "90000"]
+def _suite_args(node: Path, cli: Path, server: str, out: Path) -> list[str]:
+    script = ROOT / "scripts" / "conformance_client.py"
+    command = f"{sys.executable} -I -S {script} launch {server}"
+    args = [str(node), str(cli), "client", "--command", command, "--spec-version", SPEC_VERSION]
+    return [*args, "-o", str(out), "--timeout", "90000"]
+
+
+# The folder the suite writes a scenario's checks.json into: <scenario>-<ISO time>, the
+# scenario's `auth/` prefix a folder of its own.
+RESULT_DIR = re.compile(r"^(?P<scenario>.+)-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z$")
+
+
+def run_all(node: Path, cli: Path, out: Path, server: str) -> dict[str, list[dict[str, Any]]]:
+    """Every scenario the suite lists for SPEC_VERSION, in ONE suite process (a Node process
+    per scenario cost more CPU than the scenarios): {scenario: its checks}. SCENARIOS must be
+    exactly what ran: a scenario without checks, or checks of one not in it, fail the run."""
+    args = [*_suite_args(node, cli, server, out), "--suite", "all"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}  # drive picks its callback ports
+    timeout = 60 * len(SCENARIOS) + 120
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env)
+    found: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(out.rglob("checks.json")):
+        match = RESULT_DIR.match(path.parent.relative_to(out).as_posix())
+        if match is None:
+            raise SystemExit(f"a result folder this script cannot read: {path.parent}")
+        found.setdefault(match["scenario"], []).extend(json.loads(path.read_text()))
+    tail = f"{proc.stdout[-800:]}{proc.stderr[-800:]}"
+    results: dict[str, list[dict[str, Any]]] = {}
+    for scenario in SCENARIOS:
+        results[scenario] = found.pop(scenario, None) or [
+            {"id": "no-checks", "status": "FAILURE", "errorMessage": f"no checks: {tail}"}
+        ]
+    for scenario, checks in found.items():
+        reason = f"the suite also ran {scenario}, which SCENARIOS does not name"
+        results[scenario] = [{"id": "unlisted", "status": "FAILURE", "errorMessage": reason}]
+        results[scenario] += checks
+    return results
+
+
+def run_scenario(
+    node: Path, cli: Path, scenario: str, out: Path, server: str
+) -> list[dict[str, Any]]:
+    """One scenario (`--only`), in a suite process of its own: its checks."""
+    args = [*_suite_args(node, cli, server, out), "--scenario", scenario]
     port = free_port()
     env = {**os.environ, "CONFORMANCE_CALLBACK_PORT": str(port), "PYTHONPATH": str(ROOT / "src")}
     proc = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
@@ -228,7 +381,7 @@ def run_scenario(node: Path, cli: Path, scenario: str, out: Path) -> list[dict[s
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", action="append", help="run only this scenario (repeatable)")
-    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--jobs", type=int, default=2, help="--only scenarios side by side")
     parser.add_argument("--verbose", action="store_true", help="print every check")
     args = parser.parse_args()
     scenarios = args.only or SCENARIOS
@@ -238,14 +391,21 @@ def main() -> int:
 
     node, cli = ensure_suite()
     tally = Tally(BASELINE, ("FAILURE", "WARNING"))
-    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(args.jobs) as pool:
-        futures = {
-            scenario: pool.submit(run_scenario, node, cli, scenario, Path(tmp) / str(i))
-            for i, scenario in enumerate(scenarios)
-        }
-        for scenario, future in futures.items():
-            tally.add(scenario, future.result(), verbose=args.verbose)
-    tally.check_baseline(scenarios)
+    with tempfile.TemporaryDirectory() as tmp, fork_server(Path(tmp)) as server:
+        if args.only:
+            with ThreadPoolExecutor(args.jobs) as pool:
+                futures = {
+                    scenario: pool.submit(
+                        run_scenario, node, cli, scenario, Path(tmp) / str(i), server
+                    )
+                    for i, scenario in enumerate(scenarios)
+                }
+                results = {scenario: future.result() for scenario, future in futures.items()}
+        else:
+            results = run_all(node, cli, Path(tmp) / "all", server)
+        for scenario, checks in results.items():
+            tally.add(scenario, checks, verbose=args.verbose)
+    tally.check_baseline(list(results))
     counts = tally.counts
     summary = ", ".join(f"{n} {status.lower()}" for status, n in sorted(counts.items()))
     print(f"conformance (client, mcp-tasks): {summary}")
@@ -255,4 +415,8 @@ def main() -> int:
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "drive":
         raise SystemExit(drive(sys.argv[-1]))
+    if len(sys.argv) > 3 and sys.argv[1] == "launch":
+        raise SystemExit(launch(sys.argv[2]))
+    if len(sys.argv) == 3 and sys.argv[1] == "serve":
+        serve(sys.argv[2])
     raise SystemExit(main())
