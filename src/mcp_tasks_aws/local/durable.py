@@ -114,6 +114,9 @@ class LocalDurableExecutions:
         with self._lock:
             if name in self._names:
                 return  # the same name: the same execution
+            # run_async starts the execution before it returns its ARN: its first invocation
+            # may run (in the runner's threads) before the ARN is recorded below, so nothing
+            # may look an execution up by ARN from inside it.
             arn = self.runner.run_async(
                 input=json.dumps(payload),
                 function_name=FUNCTION_NAME,
@@ -148,10 +151,6 @@ class LocalDurableExecutions:
 
     def arn_of(self, name: str) -> str | None:
         return self._names.get(name)
-
-    def name_of(self, arn: str) -> str | None:
-        """The name of the execution `arn` (None: not one of this runner's)."""
-        return next((name for name, known in self._names.items() if known == arn), None)
 
     def history(self, name: str) -> Any:
         """The execution's event history (what the durable service recorded)."""
