@@ -25,7 +25,7 @@ from mcp_tasks_aws.local.stack import EmbeddedStack
 
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
 VERSION = "2026-07-28"
-FILES, SECONDS_PER_FILE = 4, 0.5
+FILES, SECONDS_PER_FILE = 3, 0.5
 
 
 @pytest.fixture(scope="module", params=["buffered", "streaming"])
@@ -88,7 +88,7 @@ def test_inline_progress_reaches_the_client_as_the_tool_reports_it(
     progress = [at for at, m in arrived if m.get("method") == "notifications/progress"]
     (done,) = [at for at, m in arrived if "result" in m]
     assert len(progress) == FILES
-    # The tool reports file i at i * 0.5 s and ends at 2 s: each report arrives before the
+    # The tool reports file i at i * 0.5 s and ends at 1.5 s: each report arrives before the
     # next file is hashed, long before the result.
     for index, at in enumerate(progress):
         assert at < done - (FILES - 1 - index) * SECONDS_PER_FILE + 0.3, (index, arrived)

@@ -104,7 +104,8 @@ def question(client: TaskClient, task_id: str, message: str) -> str:
 def entered(client: TaskClient, task_id: str) -> list[str]:
     """The states the task's execution has entered so far (its history, as moto keeps it)."""
     record = client.store.get(task_id)
-    assert record is not None and record.execution_arn
+    assert record is not None
+    assert record.execution_arn
     sfn = local_session().create_client("stepfunctions")  # the whole model: the history too
     history = sfn.get_execution_history(executionArn=record.execution_arn)["events"]
     return [
