@@ -16,9 +16,11 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(scope="module")
-def stack_url() -> Iterator[str]:
-    """The MCP endpoint of a fresh embedded stack (moto-backed tasks, real handlers)."""
-    with EmbeddedStack(env={"MCP_TASKS_TOOLS": "conformance"}) as stack:
+def stack_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The MCP endpoint of a fresh embedded stack (moto-backed tasks, real handlers), with the
+    module's `STACK_ENV` settings if it has any."""
+    env = {"MCP_TASKS_TOOLS": "conformance", **getattr(request.module, "STACK_ENV", {})}
+    with EmbeddedStack(env=env) as stack:
         yield stack.url
 
 

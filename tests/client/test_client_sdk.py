@@ -39,6 +39,8 @@ from mcp_tasks_aws.protocol.progress import parse_status
 pytestmark = pytest.mark.anyio
 
 FAST = PollPolicy(floor=0.02, cap=0.5, default=0.1)
+# Listen windows poll the store every 100 ms (deployed: 500 ms): a change reaches the client soon.
+STACK_ENV = {"MCP_TASKS_LISTEN_POLL_MS": "100"}
 
 
 class Elicitations:

@@ -273,7 +273,7 @@ def test_the_template_runs_the_function_under_the_adapter() -> None:
 
 
 def test_inline_progress_streams_from_the_function(adapter: Adapter) -> None:
-    files, seconds_per_file = 4, 0.5
+    files, seconds_per_file = 3, 0.5
     arguments = {"files": files, "seconds_per_file": seconds_per_file}
     body = request(
         "tools/call", {"name": "checksum_archive", "arguments": arguments}, {"progressToken": 1}

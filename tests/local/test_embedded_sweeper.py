@@ -92,10 +92,13 @@ def create_with_faults(tasks: TaskClient, path: str, label: str, compensations: 
     client, service, operation = start_call(stack, path)
     dynamodb = stack.api_app.store.client  # type: ignore[attr-defined]
     with (
+        pytest.MonkeyPatch.context() as patch,
         on_path(stack, path),
         failing(client, service, operation, 1) as started,
         failing(dynamodb, "dynamodb", "UpdateItem", compensations) as compensated,
     ):
+        # Each compensation is tried as deployed, without the backoff between tries.
+        patch.setattr(stack.api_app.tasks, "sleep", lambda _seconds: None)
         message = tasks.rpc("tools/call", {"name": "slow_compute", "arguments": {"label": label}})
     assert started == [1]
     assert len(compensated) == compensations

@@ -25,7 +25,7 @@ from mcp_tasks_aws.local.stack import EmbeddedStack
 
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
 VERSION = "2026-07-28"
-FILES, SECONDS_PER_FILE = 4, 0.5
+FILES, SECONDS_PER_FILE = 3, 0.5
 
 
 @pytest.fixture(scope="module", params=["buffered", "streaming"])
@@ -36,7 +36,7 @@ def door_stack(request: pytest.FixtureRequest) -> Iterator[EmbeddedStack]:
 
 @pytest.fixture(scope="module")
 def streaming_stack() -> Iterator[EmbeddedStack]:
-    env = {"MCP_TASKS_FRONT_DOOR": "streaming", "MCP_TASKS_INLINE_DEADLINE_MS": "2500"}
+    env = {"MCP_TASKS_FRONT_DOOR": "streaming", "MCP_TASKS_INLINE_DEADLINE_MS": "1500"}
     with EmbeddedStack(env=env, sweep_interval_s=None) as stack:
         yield stack
 
@@ -88,7 +88,7 @@ def test_inline_progress_reaches_the_client_as_the_tool_reports_it(
     progress = [at for at, m in arrived if m.get("method") == "notifications/progress"]
     (done,) = [at for at, m in arrived if "result" in m]
     assert len(progress) == FILES
-    # The tool reports file i at i * 0.5 s and ends at 2 s: each report arrives before the
+    # The tool reports file i at i * 0.5 s and ends at 1.5 s: each report arrives before the
     # next file is hashed, long before the result.
     for index, at in enumerate(progress):
         assert at < done - (FILES - 1 - index) * SECONDS_PER_FILE + 0.3, (index, arrived)
@@ -103,7 +103,7 @@ def test_the_streaming_door_runs_with_the_templates_settings(
     assert streaming_stack.front_door == "streaming"
     assert streaming_stack.aws.function_timeouts["ApiFunction"] == 250
     assert streaming_stack.settings.listen_window_ms == 240_000
-    assert streaming_stack.settings.inline_deadline_ms == 2500
+    assert streaming_stack.settings.inline_deadline_ms == 1500
 
 
 def test_a_run_with_nothing_to_say_starts_its_answer_and_ends_at_its_deadline(
@@ -111,17 +111,17 @@ def test_a_run_with_nothing_to_say_starts_its_answer_and_ends_at_its_deadline(
 ) -> None:
     from mcp_tasks_aws.server import live
 
-    monkeypatch.setattr(live, "FIRST_BYTE_S", 0.5)
-    # 10 files of 0.5 s, no progress token: silent for 5 s, past its 2.5 s deadline
+    monkeypatch.setattr(live, "FIRST_BYTE_S", 0.3)
+    # 10 files of 0.5 s, no progress token: silent for 5 s, past its 1.5 s deadline
     _, response, started = checksum(streaming_stack, 10)
     arrived = list(events(response, started))
     first_at, first = arrived[0]
     assert first == ": working"  # the answer started, with a comment
-    assert first_at < 1.5
+    assert first_at < 1.0  # before the deadline
     done_at, done = arrived[-1]
     assert done["result"]["isError"] is True
     assert "did not finish in time" in done["result"]["content"][0]["text"]
-    assert 2.0 < done_at < 4.5
+    assert 1.0 < done_at < 3.5
 
 
 def inline_runs() -> int:

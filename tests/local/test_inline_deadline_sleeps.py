@@ -3,8 +3,8 @@
 Gateway's 500 at the function's timeout (issue 29, item 4).
 
 The embedded stack serves each request from a worker thread, where no signal can interrupt a
-blocking call; only a busy loop used to be stopped. The API function's timeout is 3 s here
-(`api_timeout_s`), so the deadline is 1.5 s and the tools sleep 20 s.
+blocking call; only a busy loop used to be stopped. The API function's timeout is 2.5 s here
+(`api_timeout_s`), so the deadline is 1 s and the tools sleep 20 s.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pytest
 from mcp_tasks_aws.local.stack import EmbeddedStack
 from support.mcp import PROTOCOL_VERSION, envelope
 
-API_TIMEOUT_S = 3.0
+API_TIMEOUT_S = 2.5
 DEADLINE_S = API_TIMEOUT_S - 1.5  # edge.apigw.RESPONSE_MARGIN_S
 SLEEPY_TOOLS = '''
 import asyncio
@@ -103,7 +103,7 @@ def call(stack: EmbeddedStack, tool: str, seconds: float) -> tuple[int, Any, flo
 def test_a_sleeping_inline_tool_gets_the_documented_error_at_the_deadline(
     stack: EmbeddedStack, tool: str
 ) -> None:
-    # Given a tool that sleeps 20 s, on a stack whose inline deadline is 1.5 s
+    # Given a tool that sleeps 20 s, on a stack whose inline deadline is 1 s
     status, payload, elapsed = call(stack, tool, 20)
     # Then the answer is the deadline's error result, at the deadline, not a 500 at the timeout
     assert status == 200, payload

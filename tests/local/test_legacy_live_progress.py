@@ -24,7 +24,7 @@ from mcp_tasks_aws.local.stack import EmbeddedStack
 
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
 VERSION = "2025-11-25"
-STEPS, SECONDS_PER_STEP = 3, 0.5
+STEPS, SECONDS_PER_STEP = 2, 0.5
 MARGIN_S = 0.3
 """How late an event may arrive after it was made (a loaded machine), well under a step."""
 
@@ -150,7 +150,7 @@ def test_the_priming_event_then_each_progress_as_it_is_made_then_the_result(
     assert arrived[-1][1]["data"]["result"]["content"][0]["text"] == f"{STEPS} steps done"
     progress = progress_times(arrived)
     assert first_at <= progress[0] < MARGIN_S
-    # The tool reports step i at i * 0.5 s and ends at 1.5 s: each report before the result.
+    # The tool reports step i at i * 0.5 s and ends at 1 s: each report before the result.
     assert_each_arrived_as_made(progress, done)
 
 

@@ -16,7 +16,8 @@ import pytest
 @contextmanager
 def serving(server: ThreadingHTTPServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """`server` serving on its thread, as every client's endpoint, for the block (its URL)."""
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # `shutdown` waits for the loop to look: every 20 ms, not the default 0.5 s.
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{server.server_address[1]}"
     monkeypatch.setenv("AWS_ENDPOINT_URL", url)

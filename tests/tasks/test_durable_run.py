@@ -226,7 +226,8 @@ def durable() -> Iterator[tuple[InMemoryTaskStore, LocalDurableExecutions, TaskS
 def test_the_body_asks_sleeps_and_completes_running_each_step_once(durable: Any) -> None:
     store, executions, tasks, runs = durable
     tools = durable_tools([])
-    record = tasks.create(ALICE, tools.tools["pipeline"], {"label": "a", "nap": 120}, CAPABILITIES)
+    # Its nap: a minute of durable time, one second here (time_scale=60), long enough to be seen.
+    record = tasks.create(ALICE, tools.tools["pipeline"], {"label": "a", "nap": 60}, CAPABILITIES)
     parked = wait_until(lambda: (r := store.get(record.task_id)) and r.input_requests and r, 20)
     assert parked.status == "input_required"
     assert parked.task_token, "the callback id is what tasks/update completes"

@@ -58,7 +58,8 @@ def succeeded_steps(stack: EmbeddedStack, task_id: str) -> Counter[str]:
 
 
 def test_it_completes_with_each_step_done_once(stack: EmbeddedStack, tasks: TaskClient) -> None:
-    task_id = tasks.create(TOOL, {"dataset": "users", "batches": 3, "wait_seconds": 120})
+    # Its sleep: 30 s of durable time, half a second here (the stack's clock runs 60 times faster).
+    task_id = tasks.create(TOOL, {"dataset": "users", "batches": 3, "wait_seconds": 30})
     key = asked(tasks, task_id)
     record = tasks.store.get(task_id)
     assert record is not None
@@ -140,7 +141,8 @@ def test_a_2025_11_25_client_answers_it_and_gets_its_result(stack: EmbeddedStack
     the durable execution; `tasks/result` ends with the tool's result."""
     legacy = LegacyClient(stack.api_app.transport())
     legacy.initialize()
-    params = {"name": TOOL, "arguments": {"dataset": "legacy", "batches": 2}, "task": {}}
+    arguments = {"dataset": "legacy", "batches": 2, "wait_seconds": 30}
+    params = {"name": TOOL, "arguments": arguments, "task": {}}
     task_id = str(legacy.result("tools/call", params)["task"]["taskId"])
 
     def asked_on_get() -> list[dict[str, Any]]:

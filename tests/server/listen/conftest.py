@@ -16,8 +16,9 @@ from support.tasks import TaskClient
 
 @pytest.fixture(scope="package")
 def stack() -> Iterator[EmbeddedStack]:
-    """The conformance tools on the embedded stack, the listen window as deployed (20 s)."""
-    with running_stack(MCP_TASKS_TOOLS="conformance") as running:
+    """The conformance tools on the embedded stack, the listen window as deployed (20 s),
+    polled every 100 ms (deployed: 500 ms) so a change is seen test-sized soon."""
+    with running_stack(MCP_TASKS_TOOLS="conformance", MCP_TASKS_LISTEN_POLL_MS="100") as running:
         yield running
 
 

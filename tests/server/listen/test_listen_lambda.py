@@ -109,8 +109,8 @@ def test_the_lambda_answer_to_a_terminal_task_is_ack_and_response(
 def test_a_buffered_window_does_not_end_on_progress_only_on_a_status_change(
     stack: EmbeddedStack, tasks: TaskClient, new_id: NewId
 ) -> None:
-    # Given a 2-second task that reports progress every second while it works
-    task_id = tasks.create("slow_compute", {"seconds": 2, "label": "buffered-progress"})
+    # Given a 1.5-second task that reports progress every second while it works
+    task_id = tasks.create("slow_compute", {"seconds": 1.5, "label": "buffered-progress"})
     # When API Gateway's buffered window is read (it arrives whole, once it ends)
     answer, _ = invoke(stack, listen_body({"taskIds": [task_id]}, new_id()))
     messages = sse_messages(answer["body"])

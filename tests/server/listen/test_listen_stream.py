@@ -1,7 +1,7 @@
 """The listen stream over HTTP: ordering, full-task payloads, early and terminal closes,
 reconnecting, list-changed routing, and the ack arriving while the window is still open.
 
-The stack runs the deployed window (20 s) and poll (500 ms): every stream here ends early,
+The stack runs the deployed window (20 s), polled every 100 ms: every stream here ends early,
 because something was delivered or every listed task is terminal.
 """
 
@@ -170,8 +170,8 @@ def test_reconnect_input_required_then_answer_then_completed(
 def test_a_stream_stays_open_from_progress_to_completion(
     stack: EmbeddedStack, tasks: TaskClient, new_id: NewId
 ) -> None:
-    # Given a 2-second task that reports "0/2" and "1/2" on its way
-    task_id = tasks.create("slow_compute", {"seconds": 2, "label": "open"})
+    # Given a 1.6-second task that reports "0/1.6" and "1/1.6" on its way
+    task_id = tasks.create("slow_compute", {"seconds": 1.6, "label": "open"})
     # When one listen follows it on a transport that streams (what a client that never
     # listens again after a close, such as the official TypeScript client, depends on)
     listened = listen(stack, {"taskIds": [task_id]}, rid=new_id())
@@ -299,7 +299,7 @@ def test_a_list_change_is_not_sent_to_a_task_only_listen(
 def test_the_ack_is_streamed_before_the_window_ends(
     stack: EmbeddedStack, tasks: TaskClient, paced: PacedDispatch, new_id: NewId
 ) -> None:
-    window = 2.0  # the task changes only after this long: the window stays open meanwhile
+    window = 1.4  # the task changes only after this long: the window stays open meanwhile
     paced.leg_delay["slow_compute"] = window
     task_id = tasks.create("slow_compute", {"seconds": 0, "label": f"s-{secrets.token_hex(2)}"})
     listened = listen(stack, {"taskIds": [task_id]}, rid=new_id())
