@@ -125,7 +125,9 @@ def test_a_run_with_nothing_to_say_starts_its_answer_and_ends_at_its_deadline(
 
 
 def inline_runs() -> int:
-    return sum(1 for thread in threading.enumerate() if thread.name == "inline-run")
+    """Threads of inline runs: the live run's, and the tool's own (`tools.deadline`)."""
+    names = ("inline-run", "inline-tool")
+    return sum(1 for thread in threading.enumerate() if thread.name in names)
 
 
 def serving(stack: EmbeddedStack) -> int:
@@ -133,12 +135,14 @@ def serving(stack: EmbeddedStack) -> int:
 
 
 def test_a_client_that_leaves_an_inline_call_stops_the_tool(
-    streaming_stack: EmbeddedStack,
+    streaming_stack: EmbeddedStack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # A deadline far past the bound below: a tool that stops only at its deadline fails
+    monkeypatch.setattr(streaming_stack.app.handler, "inline_deadline_s", 30.0)
     conn, response, started = checksum(streaming_stack, 40, {"progressToken": "p"})
     first = next(events(response, started))
     assert first[1]["method"] == "notifications/progress"
-    assert inline_runs() == 1
+    assert inline_runs() == 2
     assert serving(streaming_stack) == 1
     conn.close()  # 40 files would take 20 s
     deadline = time.monotonic() + 3.0

@@ -13,7 +13,9 @@ How the tool is stopped depends on the thread it is called from:
   can be used): the tool runs in a thread of its own, and the caller stops waiting at the
   deadline, whatever the tool is doing (a `time.sleep`, a socket read, a busy loop). The tool's
   thread then gets `DeadlineExceeded` as an asynchronous exception, delivered at its next
-  bytecode (after the blocking call it is in), so it does not run on unseen.
+  bytecode (after the blocking call it is in), so it does not run on unseen. A caller that is
+  stopped before the deadline (the client of a streamed call left: `server.live`) stops the
+  tool the same way, at once.
 
 Either way an `async` tool also sees the deadline on its event loop (:func:`awaited_within`):
 an `await asyncio.sleep(...)` past it is cancelled there. :func:`time_limit` is the same limit
@@ -186,6 +188,10 @@ def _async_exception(seconds: float) -> Iterator[None]:
                 _set_async_exc(target, None)  # withdraw it if it was not delivered yet
 
 
+_JOIN_STEP_S = 0.1
+"""How long the caller of a tool run in its own thread blocks at once waiting for it."""
+
+
 def _in_own_thread(work: Callable[[], T], seconds: float) -> T:
     """`work()` in a thread of its own (in this context: the deadlines, the tool's
     contextvars), waited for at most `seconds`."""
@@ -210,15 +216,29 @@ def _in_own_thread(work: Callable[[], T], seconds: float) -> T:
         except DeadlineExceeded:
             pass  # delivered as the run ended: the caller has answered already
 
-    thread = threading.Thread(target=run, name="inline-tool", daemon=True)
-    thread.start()
-    thread.join(seconds)
-    with lock:
-        if not state["done"]:
-            # Stop the tool at its next bytecode; the caller answers now either way.
+    def stop() -> bool:
+        """Stop the tool at its next bytecode, unless its run has ended; whether it had not."""
+        with lock:
+            if state["done"]:
+                return False
             state["fired"] = True
             _set_async_exc(thread.ident or 0, DeadlineExceeded)
-            raise DeadlineExceeded()
+            return True
+
+    thread = threading.Thread(target=run, name="inline-tool", daemon=True)
+    thread.start()
+    until = time.monotonic() + seconds
+    try:
+        # In short steps: this thread may itself be interrupted (the client of a streamed
+        # call left, `server.live`), and an asynchronous exception lands only between two
+        # bytecodes, never inside one long join.
+        while thread.is_alive() and (left := until - time.monotonic()) > 0:
+            thread.join(min(left, _JOIN_STEP_S))
+    except BaseException:
+        stop()  # the caller is gone: the tool stops too, not at its deadline
+        raise
+    if stop():  # the caller answers now either way
+        raise DeadlineExceeded()
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]  # type: ignore[no-any-return]
