@@ -5,6 +5,7 @@ template.yaml for the AWS adapter tests."""
 from __future__ import annotations
 
 import faulthandler
+import functools
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -12,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+import botocore.loaders
+import botocore.session
 import pytest
 
 from mcp_tasks_aws.app import build_transport
@@ -25,6 +28,29 @@ from mcp_tasks_aws.tools.registry import ToolSet
 from support import tiers
 from support.local_aws import template_resources
 from support.mcp import SECRET, McpClient, conformance_settings
+
+
+# Every `mock_aws` start gives boto3 a new default session, and botocore gives each session a
+# new Loader, which parses each service's JSON model again for the session's first client of
+# it (most of a client's ~35 ms). The models are read-only files of the installed botocore: in
+# tests, one Loader per search path serves every session of the process.
+class _SearchPaths(list[str]):
+    """A shared Loader's search paths, each once (boto3 appends its own for each session)."""
+
+    def append(self, path: str) -> None:
+        if path not in self:
+            super().append(path)
+
+
+@functools.cache
+def _shared_loader(search_path_string: str | None = None) -> botocore.loaders.Loader:
+    paths = botocore.loaders.create_loader(search_path_string).search_paths
+    return botocore.loaders.Loader(
+        extra_search_paths=_SearchPaths(paths), include_default_search_paths=False
+    )
+
+
+botocore.session.create_loader = _shared_loader  # type: ignore[attr-defined]
 
 
 @pytest.fixture(scope="session", autouse=True)

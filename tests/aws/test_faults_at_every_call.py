@@ -117,9 +117,23 @@ def wait_for(predicate: Callable[[], Any], timeout: float = SETTLE_S) -> Any:
 
 
 def tasks_labelled(reader: DynamoTaskStore, label: str) -> list[TaskRecord]:
-    items = reader.client.scan(TableName=reader.table)["Items"]
-    ids = [i["taskId"]["S"] for i in items if label in i.get("arguments", {}).get("S", "")]
-    return list(reader.get_many(ids).values())
+    """The tasks whose arguments name `label`. The table keeps every earlier run's items, so
+    the scan filters and projects in the table: only this run's ids come back (moto's
+    answer for every item of the table would cost more than the run itself)."""
+    ids: list[str] = []
+    page: dict[str, Any] = {}
+    while True:
+        answer = reader.client.scan(
+            TableName=reader.table,
+            FilterExpression="contains(arguments, :label)",
+            ProjectionExpression="taskId",
+            ExpressionAttributeValues={":label": {"S": label}},
+            **page,
+        )
+        ids += [item["taskId"]["S"] for item in answer["Items"]]
+        if "LastEvaluatedKey" not in answer:
+            return list(reader.get_many(ids).values())
+        page = {"ExclusiveStartKey": answer["LastEvaluatedKey"]}
 
 
 def settle_stranded(stack: EmbeddedStack, reader: DynamoTaskStore, label: str) -> None:

@@ -54,6 +54,7 @@ import pytest
 from moto import mock_aws
 from moto.awslambda.models import lambda_backends
 from moto.core import DEFAULT_ACCOUNT_ID
+from moto.core.models import MockAWS
 
 from infra.test_auth_mode_switch import MODE_SHAPES
 from infra.test_template import TEMPLATE, Stack, build_stack
@@ -71,12 +72,18 @@ DATA = ("TaskTable", "ResultBucket")
 @cache
 def shape(door: str, mode: str, variant: str = "as shipped") -> Stack:
     """The transformed stack for one door and AuthMode (MODE_SHAPES), once per run."""
-    template = load_template(TEMPLATE)
+    template = copy.deepcopy(_template())
     if variant == "without the fix":
         template = copy.deepcopy(template)
         for function in ALIASED:
             del template["Resources"][function]["Properties"]["VersionDescription"]
     return build_stack(template, f"{door}-{mode}", {**MODE_SHAPES[mode], "FrontDoor": door})
+
+
+@cache
+def _template() -> dict[str, Any]:
+    """template.yaml as read, once per run (each shape transforms its own copy)."""
+    return load_template(TEMPLATE)
 
 
 def door_and_mode(stack: Stack) -> tuple[str, str]:
@@ -105,6 +112,10 @@ class Aws:
         self.dynamodb = client("dynamodb")
         self.s3 = client("s3")
         self.stepfunctions = client("stepfunctions")
+        self.forget_the_stack()
+
+    def forget_the_stack(self) -> None:
+        """The account is empty again (moto reset): the next deploy creates the stack."""
         self._resources: dict[str, tuple[str, str]] | None = None
         self.created = False
 
@@ -161,19 +172,29 @@ class Aws:
         self.lambda_.publish_layer_version(LayerName=name, Content={"ZipFile": code})
 
 
+@pytest.fixture(scope="module")
+def account() -> Iterator[tuple[MockAWS, Aws]]:
+    """moto and CloudFormation's engine for the whole module, with one set of clients:
+    creating boto3 clients and patching moto again for every test is most of what a test
+    would otherwise cost. Each test still starts from an empty account (`aws`)."""
+    with mock_aws() as moto, offline_cloudformation():
+        yield moto, Aws()
+
+
 @pytest.fixture
-def aws() -> Iterator[Aws]:
+def aws(account: tuple[MockAWS, Aws]) -> Aws:
     """An empty account with what `sam deploy` finds there: the packaged code in S3 and the
     adapter's layer."""
-    with mock_aws(), offline_cloudformation():
-        code = io.BytesIO()
-        with zipfile.ZipFile(code, "w") as archive:
-            archive.writestr("handlers/api.py", "")
-        account = Aws()
-        account.s3.create_bucket(Bucket="artifacts")
-        account.s3.put_object(Bucket="artifacts", Key="code.zip", Body=code.getvalue())
-        account.publish_adapter_layer(code.getvalue())
-        yield account
+    moto, clients = account
+    moto.reset()  # every backend emptied, as a fresh `mock_aws` starts
+    clients.forget_the_stack()
+    code = io.BytesIO()
+    with zipfile.ZipFile(code, "w") as archive:
+        archive.writestr("handlers/api.py", "")
+    clients.s3.create_bucket(Bucket="artifacts")
+    clients.s3.put_object(Bucket="artifacts", Key="code.zip", Body=code.getvalue())
+    clients.publish_adapter_layer(code.getvalue())
+    return clients
 
 
 # --- what a deployed stack must be -------------------------------------------------------------

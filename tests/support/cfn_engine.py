@@ -23,6 +23,9 @@ does, and this module replaces, while `offline_cloudformation()` is active:
   update needs fails the update, never skips it.
 - **`AWS::NoValue` in a list**: moto leaves a `None` item where CloudFormation drops it
   (the IAM statements of the managed grants).
+- **A JSON template body** is read as JSON, as CloudFormation does. moto reads every body
+  with PyYAML's pure-Python loader first (JSON is YAML), which for template.yaml's size is
+  most of a create's or update's CPU; a body that is not JSON still goes to moto's reader.
 
 Not modelled: rollback (a failed update raises and leaves the stack as far as it got), the
 stack's event stream, and the Rules section (test_template.py checks the rules).
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -40,6 +44,7 @@ from typing import Any
 from unittest import mock
 
 from moto.cloudformation import parsing
+from moto.cloudformation.models import Stack
 from moto.cloudformation.parsing import ResourceMap
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.core.common_models import CloudFormationModel
@@ -317,6 +322,19 @@ def last_update(
     return state_of(stack.resource_map).last_update
 
 
+def json_first(moto_reader: Any) -> Any:
+    """A stack's template body as CloudFormation reads it: JSON if it is JSON, else YAML."""
+
+    def parse_template(template: str) -> dict[str, Any]:
+        try:
+            parsed = json.loads(template)
+        except ValueError:
+            return moto_reader(template)  # type: ignore[no-any-return]
+        return parsed if isinstance(parsed, dict) else moto_reader(template)
+
+    return staticmethod(parse_template)
+
+
 @contextlib.contextmanager
 def offline_cloudformation() -> Iterator[None]:
     """moto's CloudFormation with the providers above and CloudFormation's update (use it
@@ -333,6 +351,9 @@ def offline_cloudformation() -> Iterator[None]:
         ):
             stack.enter_context(mock.patch.object(parsing, attribute, value))
         stack.enter_context(mock.patch.object(ResourceMap, "update", update_as_cloudformation_does))
+        stack.enter_context(
+            mock.patch.object(Stack, "parse_template", json_first(Stack.parse_template))
+        )
         for owner, name, replacement in cfn_lambda.PATCHES:
             stack.enter_context(mock.patch.object(owner, name, replacement))
         try:
