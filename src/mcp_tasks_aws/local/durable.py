@@ -152,6 +152,11 @@ class LocalDurableExecutions:
     def arn_of(self, name: str) -> str | None:
         return self._names.get(name)
 
+    def name_of(self, arn: str) -> str | None:
+        """The name of the execution `arn` (None: not one of this runner's, or asked from
+        inside its first invocation, before `start` recorded it)."""
+        return next((name for name, known in self._names.items() if known == arn), None)
+
     def history(self, name: str) -> Any:
         """The execution's event history (what the durable service recorded)."""
         arn = self._names[name]
