@@ -21,7 +21,7 @@ from support.tasks import TaskClient, WorkerDispatch, wait_until
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
 
 MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:ask-twice"
-PAUSE_S = 2  # the Catch's Wait before it asks again: an answer sent then reaches no question
+PAUSE_S = 3  # the Catch's Wait before it asks again: an answer sent then reaches no question
 
 
 def ask_state(name: str, timeout_s: int, then: str) -> dict[str, Any]:
