@@ -46,7 +46,7 @@ from mcp_tasks_aws.edge.auth_settings import WELL_KNOWN
 from mcp_tasks_aws.local.asgi import ApiGatewayFront, LambdaHttpApp, RestStreamingApp
 from mcp_tasks_aws.local.auth import oauth_for_stack
 from mcp_tasks_aws.local.aws import REGION, start_local_aws, start_mock
-from mcp_tasks_aws.local.managed import ManagedLocal, start_managed
+from mcp_tasks_aws.local.managed import ManagedLocal, check_stand_ins, start_managed
 from mcp_tasks_aws.local.reload import FileWatcher, fresh_toolset, module_name_of, tools_files
 from mcp_tasks_aws.tools.registry import ToolSet
 from mcp_tasks_aws.tools.signature import ToolDefinitionError
@@ -230,6 +230,7 @@ class EmbeddedStack:
         try:
             toolset = load_toolset(local["MCP_TASKS_TOOLS"])
             toolset.check()
+            check_stand_ins(toolset)  # a declaration's local stand-ins, likewise
         except BaseException:
             mock.stop()
             raise
