@@ -187,20 +187,7 @@ def test_the_cli_signs_in_caches_refreshes_and_signs_out(
     assert again.returncode != 0
 
 
-def test_the_cli_token_option_still_works_and_skips_sign_in(
-    stack: EmbeddedStack, tmp_path: Path
-) -> None:
-    assert cli(stack, tmp_path, "login").returncode == 0
-    token = cached(tmp_path, stack.url)["tokens"]["access_token"]
-    other = tmp_path / "other"
-    done = cli_here(stack, other, "tools", "--token", token)
-    assert done.returncode == 0, done.stderr
-    assert not TokenCache(stack.url, other).path.exists()
-    refused = cli_here(stack, other, "tools", "--token", "not-a-token")
-    assert refused.returncode != 0
-
-
-def test_json_without_a_usable_token_fails_at_once_with_the_sign_in_command(
+def test_json_without_a_usable_token_fails_at_once_and_the_token_option_skips_sign_in(
     stack: EmbeddedStack, tmp_path: Path
 ) -> None:
     # Given no sign-in yet, and a browser that would sign in if it were opened
@@ -218,3 +205,13 @@ def test_json_without_a_usable_token_fails_at_once_with_the_sign_in_command(
     # And once signed in, --json uses the cached token
     assert cli(stack, tmp_path, "login").returncode == 0
     assert cli(stack, tmp_path, "tools", "--json", browser="false").returncode == 0
+
+    # And that sign-in's token works as --token (one login for both stories), where nothing is
+    # cached and nothing gets cached; a token that is not one is refused
+    token = cached(tmp_path, stack.url)["tokens"]["access_token"]
+    other = tmp_path / "other"
+    done = cli_here(stack, other, "tools", "--token", token)
+    assert done.returncode == 0, done.stderr
+    assert not TokenCache(stack.url, other).path.exists()
+    refused = cli_here(stack, other, "tools", "--token", "not-a-token")
+    assert refused.returncode != 0
