@@ -3,18 +3,14 @@
 The stack's server runs in this process, so a test counts what it served: `Recorder` wraps the
 `subscriptions/listen` and `tasks/get` entries of its method table and notes each request's
 task id. Client side, a test counts windows by wrapping `TaskListener.open_window`. Every wait
-has a deadline; the CLI runs as a subprocess with a timeout.
+has a deadline; the CLI runs in this process, as its own tests run it (`support.cli`).
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import anyio
@@ -36,6 +32,7 @@ from mcp_tasks_aws.client import (
 )
 from mcp_tasks_aws.local.stack import EmbeddedStack
 from mcp_tasks_aws.protocol.era import Era
+from support.cli import CliRun, run_cli
 from support.mcp import running_stack
 
 pytestmark = pytest.mark.anyio
@@ -327,24 +324,11 @@ async def test_a_window_that_times_out_falls_back_to_polling(
 # -- the CLI --------------------------------------------------------------------------------------
 
 
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if k != "MCP_TASKS_TOKEN"}
-    return subprocess.run(
-        [sys.executable, "-m", "mcp_tasks_aws.client.cli.main", *args],
-        input="",
-        capture_output=True,
-        text=True,
-        timeout=60,  # a bound on a hang: the CLI may wait for a core under `make test`
-        env=environment,
-        check=False,
-    )
-
-
-def detach_and_wait(url: str) -> tuple[str, subprocess.CompletedProcess[str]]:
-    detached = cli("call", url, "slow_compute", "seconds=0.5", "label=r", "--detach")
+def detach_and_wait(url: str) -> tuple[str, CliRun]:
+    detached = run_cli("call", url, "slow_compute", "seconds=0.5", "label=r", "--detach")
     assert detached.returncode == 0, detached.stderr
     task_id = detached.stdout.strip()
-    return task_id, cli("wait", "--json", url, task_id)
+    return task_id, run_cli("wait", "--json", url, task_id)
 
 
 def test_the_cli_waits_by_listening_unless_told_to_poll(
@@ -354,8 +338,8 @@ def test_the_cli_waits_by_listening_unless_told_to_poll(
     store = stack.worker_app.store
 
     def resumed_listens(task_id: str) -> bool:
-        """The detached task (label r) starts once `wait` (a second CLI process, however
-        slow to start) listens for it: `wait` finds it working, whatever the machine."""
+        """The detached task (label r) starts once `wait` (a second CLI run, however slow
+        to start) listens for it: `wait` finds it working, whatever the machine."""
         record = store.get(task_id)
         label = record.arguments.get("label") if record is not None else None
         return label != "r" or recorder.count(LISTEN, task_id) >= 1
@@ -384,16 +368,9 @@ def test_the_cli_waits_by_listening_unless_told_to_poll(
     assert recorder.count(LISTEN, resumed_id) >= 1  # `wait` on a task id listens too
 
 
-def _listening_polling_and_resumed(
-    url: str,
-) -> tuple[dict[str, Any], tuple[str, subprocess.CompletedProcess[str]]]:
-    """`call` listening (x), `call --poll` (y), and `call --detach` then `wait` (r), at once."""
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        listening = pool.submit(
-            cli, "call", url, "slow_compute", "seconds=1.5", "label=x", "--json"
-        )
-        polling = pool.submit(
-            cli, "call", url, "slow_compute", "seconds=1.5", "label=y", "--json", "--poll"
-        )
-        resumed = pool.submit(detach_and_wait, url)
-        return {"x": listening.result(120), "y": polling.result(120)}, resumed.result(120)
+def _listening_polling_and_resumed(url: str) -> tuple[dict[str, Any], tuple[str, CliRun]]:
+    """`call` listening (x), `call --poll` (y), and `call --detach` then `wait` (r), the CLI
+    run in this process (`support.cli`), one after the other."""
+    listening = run_cli("call", url, "slow_compute", "seconds=1.5", "label=x", "--json")
+    polling = run_cli("call", url, "slow_compute", "seconds=1.5", "label=y", "--json", "--poll")
+    return {"x": listening, "y": polling}, detach_and_wait(url)

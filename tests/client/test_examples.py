@@ -1,5 +1,9 @@
 """The README's client examples (examples/*.py) run as they are, against the default tools
-on an embedded stack, with the endpoint from MCP_TASKS_URL as a reader would set it."""
+on an embedded stack, with the endpoint from MCP_TASKS_URL as a reader would set it.
+
+The README's block that runs them (`python examples/call_tools.py`, `python
+examples/task_handle.py`) is these runs: its test (tests/documentation) leaves it to this
+module, which checks what the README promises they print and more."""
 
 from __future__ import annotations
 
@@ -49,3 +53,4 @@ def test_task_handle_example(demo_url: str) -> None:
     assert lines[1] in ("status now: working", "status now: completed")
     assert lines[2].startswith("result: {")
     assert "'files': 6" in lines[2]
+    assert lines[2].startswith("result: {'digest': ")  # as the README promises

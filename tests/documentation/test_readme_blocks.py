@@ -21,6 +21,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +37,7 @@ FENCE = re.compile(
     r"(?:<!-- (?P<note>(?:[^>]|(?<=\\)>)*?) -->\n)?```(?P<lang>sh|python)\n(?P<body>.*?)\n```",
     re.DOTALL,
 )
+BLOCKS_AT_ONCE = 4
 OPTION = re.compile(r'(\w+)(?:=("(?:[^"\\]|\\.)*"|\S+))?')
 
 
@@ -146,14 +148,23 @@ def run(block: Block, url: str, scratch: Path, home: Path) -> subprocess.Complet
 def test_every_readme_block_runs_as_written(
     demo: EmbeddedStack, scratch: Path, tmp_path: Path
 ) -> None:
+    # The blocks run a few at a time, each in its own processes as a user types it: none needs
+    # another's output (the CLI's task history, shared as in one home, is locked), and most
+    # of a block's time is a tool working. A block starts once every file and stack it may use
+    # exists (files and stacks are made in README order), and a file written a second time
+    # waits for the blocks before it.
     stacks: dict[str, EmbeddedStack] = {}
     sys.path.insert(0, str(scratch))  # an in-process stack imports the README's modules
+    running: list[tuple[Block, Future[subprocess.CompletedProcess[str]]]] = []
     with contextlib.ExitStack() as opened:
         opened.callback(sys.path.remove, str(scratch))
+        pool = opened.enter_context(ThreadPoolExecutor(max_workers=BLOCKS_AT_ONCE))
         for block in blocks(README.read_text()):
             if block.skip is not None:
                 continue
             if block.file_name is not None:
+                if (scratch / block.file_name).exists():
+                    wait([future for _, future in running])
                 (scratch / block.file_name).write_text(block.body + "\n")
                 continue
             module = block.options.get("tools")
@@ -162,7 +173,10 @@ def test_every_readme_block_runs_as_written(
                 served = str(scratch / module) if (scratch / module).is_file() else module
                 stacks[module] = opened.enter_context(running_stack(MCP_TASKS_TOOLS=served))
             stack = stacks[module] if module is not None else demo
-            done = run(block, stack.url, scratch, tmp_path)
+            running.append((block, pool.submit(run, block, stack.url, scratch, tmp_path)))
+        wait([future for _, future in running])  # all end before any stack stops
+        for block, future in running:
+            done = future.result()
             shown = (
                 f"\n{block.body}\n--- stdout\n{done.stdout[-2000:]}\n"
                 f"--- stderr\n{done.stderr[-2000:]}"

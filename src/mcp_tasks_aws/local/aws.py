@@ -163,12 +163,15 @@ class LocalAws:
             self._mock = None
 
 
-def start_local_aws(template_path: Path, parameters: dict[str, str] | None = None) -> LocalAws:
-    """Start moto and create the template's table, bucket and state machine."""
+def start_local_aws(
+    template_path: Path, parameters: dict[str, str] | None = None, *, mock: Any = None
+) -> LocalAws:
+    """Start moto (or take `mock`, from `start_mock`) and create the template's table, bucket
+    and state machine."""
     # Ordering: moto is started first (fake credentials, then the moto import, then its
     # patches), so that every boto3 client the steps below make goes to the mock; a client
     # made before would reach the real AWS endpoint. The resources do not depend on each other.
-    mock = _start_moto()
+    mock = _start_moto() if mock is None else _patched(mock)
     from mcp_tasks_aws.local.template import load_template
 
     template = load_template(template_path)
@@ -236,6 +239,14 @@ def _fake_credentials() -> None:
 
 def _start_moto() -> Any:
     """moto in this process, patched where it differs from AWS; returns the started mock."""
+    return _patched(start_mock())
+
+
+def start_mock() -> Any:
+    """moto started in this process, not yet patched (`start_local_aws(mock=...)` does that):
+    from here on every boto3 client made goes to the mock. The cheap part of the start (a
+    third of a second, the patches and resources take seconds), so that a tools module can be
+    imported, and fail, before the rest (`EmbeddedStack`)."""
     _fake_credentials()  # first: moto is imported, and clients are made, only after this
     from moto import mock_aws
 
@@ -246,6 +257,10 @@ def _start_moto() -> Any:
         }
     )
     mock.start()
+    return mock
+
+
+def _patched(mock: Any) -> Any:
     apply_moto_patches()
     # moto's interpreter logs every failed execution loudly; failures are expected here.
     logging.getLogger("moto.stepfunctions.parser").setLevel(logging.CRITICAL)

@@ -145,18 +145,7 @@ def _start_one(
     for tool in declaration.tools:
         target = tool.target
         if isinstance(target, LambdaTarget):
-            name = function_name_of(target.unqualified)
-            if module is None:
-                raise ToolsModuleError(
-                    f"{file}: tool {tool.name!r}: local.module: name a module with a stand-in "
-                    f"for function {name!r} (the embedded stack runs it in-process)"
-                )
-            handler = getattr(module, name.replace("-", "_"), None)
-            if not callable(handler):
-                raise ToolsModuleError(
-                    f"{file}: tool {tool.name!r}: local.module: {module.__name__} has no "
-                    f"function {name.replace('-', '_')!r} to stand in for {name!r}"
-                )
+            name, handler = _stand_in(file, tool.name, target, module)
             LAMBDAS.handlers[name] = handler
             managed.functions.append(name)
         elif isinstance(target, StateMachineTarget):
@@ -174,6 +163,35 @@ def _start_one(
     for binding in bindings_of(toolset):
         if binding.declaration is declaration:
             binding.bind(local_targets)
+
+
+def check_stand_ins(toolset: ToolSet) -> None:
+    """Every declared function has its stand-in in the declaration's `local.module`
+    (ToolsModuleError naming the file and tool if not): what `start_managed` needs of them,
+    checked before moto's resources are made, so a missing one is told at once."""
+    for declaration in declarations_of(toolset):
+        stand_ins = declaration.local.module
+        module = _module(declaration, "local.module", stand_ins) if stand_ins else None
+        for tool in declaration.tools:
+            if isinstance(tool.target, LambdaTarget):
+                _stand_in(declaration.file, tool.name, tool.target, module)
+
+
+def _stand_in(file: str, tool: str, target: LambdaTarget, module: Any) -> tuple[str, Any]:
+    """The function a declared Lambda target names, and its stand-in in `module`."""
+    name = function_name_of(target.unqualified)
+    if module is None:
+        raise ToolsModuleError(
+            f"{file}: tool {tool!r}: local.module: name a module with a stand-in "
+            f"for function {name!r} (the embedded stack runs it in-process)"
+        )
+    handler = getattr(module, name.replace("-", "_"), None)
+    if not callable(handler):
+        raise ToolsModuleError(
+            f"{file}: tool {tool!r}: local.module: {module.__name__} has no "
+            f"function {name.replace('-', '_')!r} to stand in for {name!r}"
+        )
+    return name, handler
 
 
 def _module(declaration: Declaration, field: str, name: str) -> Any:

@@ -45,8 +45,8 @@ from mcp_tasks_aws.config import Settings, ToolsModuleError, load_toolset
 from mcp_tasks_aws.edge.auth_settings import WELL_KNOWN
 from mcp_tasks_aws.local.asgi import ApiGatewayFront, LambdaHttpApp, RestStreamingApp
 from mcp_tasks_aws.local.auth import oauth_for_stack
-from mcp_tasks_aws.local.aws import REGION, start_local_aws
-from mcp_tasks_aws.local.managed import ManagedLocal, start_managed
+from mcp_tasks_aws.local.aws import REGION, start_local_aws, start_mock
+from mcp_tasks_aws.local.managed import ManagedLocal, check_stand_ins, start_managed
 from mcp_tasks_aws.local.reload import FileWatcher, fresh_toolset, module_name_of, tools_files
 from mcp_tasks_aws.tools.registry import ToolSet
 from mcp_tasks_aws.tools.signature import ToolDefinitionError
@@ -223,9 +223,21 @@ class EmbeddedStack:
         local.update(auth)
         # MCP_TASKS_FRONT_DOOR: the template's FrontDoor (`buffered` or `streaming`).
         self.front_door = front_door(local)
+        # The tools module is imported and checked (ToolDefinitionError) once moto is started,
+        # so that a client it makes goes to the mock, but before the seconds of moto's patches
+        # and the template's resources: a wrong MCP_TASKS_TOOLS is told at once.
+        mock = start_mock()
+        try:
+            toolset = load_toolset(local["MCP_TASKS_TOOLS"])
+            toolset.check()
+            check_stand_ins(toolset)  # a declaration's local stand-ins, likewise
+        except BaseException:
+            mock.stop()
+            raise
         self.aws = start_local_aws(
             PROJECT_ROOT / "template.yaml",
             {"ToolsModule": local["MCP_TASKS_TOOLS"], "FrontDoor": self.front_door.upper()},
+            mock=mock,
         )
 
         # Each function gets its own environment, as deployed (only the API function names
@@ -253,10 +265,8 @@ class EmbeddedStack:
         self.settings = Settings.from_env(self.environment)
         self._environment_of = environment
         self.managed: ManagedLocal | None = None
-        # The tools module is imported and checked (ToolDefinitionError) before anything
-        # serves; if that fails, the moto backends stop with it.
+        # If what is built around the tools fails, the moto backends stop with it.
         try:
-            toolset = load_toolset(self.settings.tools_module)
             # Declared resources (managed tools): stand-ins on this moto, bound before any
             # App binds its own AWS targets.
             self.managed = start_managed(toolset, self.aws, Clients(local_session()))

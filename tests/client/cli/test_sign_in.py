@@ -16,6 +16,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import anyio
 import pytest
@@ -26,6 +27,7 @@ from mcp_tasks_aws.client.errors import TaskNotFoundError
 from mcp_tasks_aws.client.handle import TaskHandle, Tasks
 from mcp_tasks_aws.edge.apigw import jwt_principal
 from mcp_tasks_aws.local.stack import PROJECT_ROOT, EmbeddedStack
+from support.cli import CliRun, run_cli
 
 sys.path.insert(0, str(PROJECT_ROOT / "scripts"))
 from headless_browser import sign_in
@@ -138,6 +140,14 @@ def cli(stack: EmbeddedStack, config: Path, *args: str, browser: str = BROWSER) 
     return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, check=False)
 
 
+def cli_here(stack: EmbeddedStack, config: Path, *args: str) -> CliRun:
+    """A command that never opens a browser (`--token`, `logout`), run in this process
+    (`support.cli`): a browser it tried to open would fail the run."""
+    command = args[0]
+    with mock.patch("webbrowser.open", side_effect=AssertionError("no browser for this run")):
+        return run_cli(command, stack.url, *args[1:], MCP_TASKS_CONFIG_DIR=str(config))
+
+
 def cached(config: Path, url: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(TokenCache(url, config).path.read_text())
     return data
@@ -171,26 +181,13 @@ def test_the_cli_signs_in_caches_refreshes_and_signs_out(
     assert refreshed["tokens"]["refresh_token"] != first["tokens"]["refresh_token"]
 
     # Then logout drops the tokens, and the next command must sign in again
-    assert cli(stack, tmp_path, "logout").returncode == 0
+    assert cli_here(stack, tmp_path, "logout").returncode == 0
     assert not TokenCache(stack.url, tmp_path).path.exists()
     again = cli(stack, tmp_path, "tools", browser="false")  # no browser: the sign-in fails
     assert again.returncode != 0
 
 
-def test_the_cli_token_option_still_works_and_skips_sign_in(
-    stack: EmbeddedStack, tmp_path: Path
-) -> None:
-    assert cli(stack, tmp_path, "login").returncode == 0
-    token = cached(tmp_path, stack.url)["tokens"]["access_token"]
-    other = tmp_path / "other"
-    done = cli(stack, other, "tools", "--token", token, browser="false")
-    assert done.returncode == 0, done.stderr
-    assert not TokenCache(stack.url, other).path.exists()
-    refused = cli(stack, other, "tools", "--token", "not-a-token", browser="false")
-    assert refused.returncode != 0
-
-
-def test_json_without_a_usable_token_fails_at_once_with_the_sign_in_command(
+def test_json_without_a_usable_token_fails_at_once_and_the_token_option_skips_sign_in(
     stack: EmbeddedStack, tmp_path: Path
 ) -> None:
     # Given no sign-in yet, and a browser that would sign in if it were opened
@@ -208,3 +205,13 @@ def test_json_without_a_usable_token_fails_at_once_with_the_sign_in_command(
     # And once signed in, --json uses the cached token
     assert cli(stack, tmp_path, "login").returncode == 0
     assert cli(stack, tmp_path, "tools", "--json", browser="false").returncode == 0
+
+    # And that sign-in's token works as --token (one login for both stories), where nothing is
+    # cached and nothing gets cached; a token that is not one is refused
+    token = cached(tmp_path, stack.url)["tokens"]["access_token"]
+    other = tmp_path / "other"
+    done = cli_here(stack, other, "tools", "--token", token)
+    assert done.returncode == 0, done.stderr
+    assert not TokenCache(stack.url, other).path.exists()
+    refused = cli_here(stack, other, "tools", "--token", "not-a-token")
+    assert refused.returncode != 0
