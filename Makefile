@@ -42,7 +42,7 @@ check: lint
 ## pytest tier, the conformance suite in both roles, the official clients, and a smoke of
 ## every bench section. Most of the last four is waiting on Node processes and poll intervals.
 test: $(STAMP)
-	$(MAKE) --no-print-directory -j6 --output-sync=target \
+	$(MAKE) --no-print-directory -j7 --output-sync=target \
 		lint unit simulate conformance-server conformance-client interop bench-smoke
 
 ## Every pytest tier, in parallel workers.

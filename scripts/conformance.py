@@ -219,7 +219,10 @@ class Tally:
             if key in self.baseline:
                 print(f"  expected {check['status']} {key} ({self.baseline[key]})")
                 continue
-            self.failures.append(f"{check['status']} {key}: {check.get('errorMessage', '')}")
+            # Checks that fail for want of a step (a flow the client never finished) carry
+            # no errorMessage, only their description: either says what went wrong.
+            why = check.get("errorMessage") or check.get("description", "")
+            self.failures.append(f"{check['status']} {key}: {why}")
             print("  " + self.failures[-1], flush=True)
 
     def check_baseline(self, scenarios: list[str]) -> None:

@@ -334,6 +334,19 @@ def _suite_args(node: Path, cli: Path, server: str, out: Path) -> list[str]:
 RESULT_DIR = re.compile(r"^(?P<scenario>.+)-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z$")
 
 
+def client_output(out: Path, scenario: str) -> str:
+    """The end of what the client printed in `scenario` (the suite keeps its stdout and
+    stderr beside its checks), to say why a check failed."""
+    texts = []
+    for name in ("stderr.txt", "stdout.txt"):
+        for path in sorted(out.rglob(name)):
+            match = RESULT_DIR.match(path.parent.relative_to(out).as_posix())
+            found = match["scenario"] if match else ""  # `--only` adds a folder in front
+            if found == scenario or found.endswith(f"/{scenario}"):
+                texts.append(f"--- {name}\n{path.read_text(errors='replace')[-1500:]}")
+    return "\n".join(texts)
+
+
 def run_all(node: Path, cli: Path, out: Path, server: str) -> dict[str, list[dict[str, Any]]]:
     """Every scenario the suite lists for SPEC_VERSION, in ONE suite process (a Node process
     per scenario cost more CPU than the scenarios): {scenario: its checks}. SCENARIOS must be
@@ -404,7 +417,10 @@ def main() -> int:
         else:
             results = run_all(node, cli, Path(tmp) / "all", server)
         for scenario, checks in results.items():
+            before = len(tally.failures)
             tally.add(scenario, checks, verbose=args.verbose)
+            if len(tally.failures) > before:
+                print(client_output(Path(tmp), scenario), flush=True)
     tally.check_baseline(list(results))
     counts = tally.counts
     summary = ", ".join(f"{n} {status.lower()}" for status, n in sorted(counts.items()))

@@ -79,3 +79,34 @@ def test_an_unreadable_result_folder_stops_the_run(conformance: ModuleType, tmp_
     (folder / "checks.json").write_text("[]")
     with pytest.raises(SystemExit, match="cannot read: server-tools-list-yesterday"):
         conformance.results_by_scenario(tmp_path)
+
+
+def test_a_failed_check_without_a_message_is_told_by_its_description(
+    conformance: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text("{}")
+    tally = conformance.Tally(baseline, ("FAILURE",))
+    missing = {"id": "scope", "status": "FAILURE", "description": "did not complete the flow"}
+    tally.add("auth/scope", [missing])
+    assert tally.failures == ["FAILURE auth/scope:scope: did not complete the flow"]
+    assert "did not complete the flow" in capsys.readouterr().out
+
+
+def test_a_failing_client_scenario_shows_what_the_client_printed(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location(
+        "conformance_client_under_test", SCRIPT.with_name("conformance_client.py")
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    client = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(client)
+    folder = tmp_path / "all" / "auth" / f"scope-step-up-{STAMP}"  # as one suite process writes
+    folder.mkdir(parents=True)
+    (folder / "stderr.txt").write_text("cannot listen on 127.0.0.1:4000")
+    alone = tmp_path / "3" / f"tools_call-{STAMP}"  # as `--only` writes, a folder per run
+    alone.mkdir(parents=True)
+    (alone / "stdout.txt").write_text("called")
+    assert "cannot listen" in client.client_output(tmp_path, "auth/scope-step-up")
+    assert "called" in client.client_output(tmp_path, "tools_call")
+    assert client.client_output(tmp_path, "auth/scope") == ""  # a prefix is not the scenario
