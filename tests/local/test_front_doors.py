@@ -137,6 +137,10 @@ def serving(stack: EmbeddedStack) -> int:
 def test_a_client_that_leaves_an_inline_call_stops_the_tool(
     streaming_stack: EmbeddedStack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # An earlier test's run may still be ending (a tool stops at its next bytecode)
+    settle = time.monotonic() + 5.0
+    while (inline_runs() or serving(streaming_stack)) and time.monotonic() < settle:
+        time.sleep(0.05)
     # A deadline far past the bound below: a tool that stops only at its deadline fails
     monkeypatch.setattr(streaming_stack.app.handler, "inline_deadline_s", 30.0)
     conn, response, started = checksum(streaming_stack, 40, {"progressToken": "p"})

@@ -82,4 +82,6 @@ def test_a_step_runs_once_across_the_legs_of_a_task(client: TaskClient) -> None:
     assert done["status"] == "completed"
     assert done["result"]["content"][0]["text"] == "charge-task-1; confirmed=True"
     assert step_tools.side_effects["task"] == 1
-    assert client.dispatch.legs[task_id] == 2
+    # (a second leg at least: under load a leg may be delivered again, as AWS may, and the
+    # recorded receipt holds for it too)
+    assert client.dispatch.legs[task_id] >= 2
