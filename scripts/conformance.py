@@ -142,13 +142,15 @@ def _no_checks(proc: subprocess.CompletedProcess[str], what: str) -> list[dict]:
 RESULT_DIR = re.compile(r"^server-(?P<scenario>.+)-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z$")
 
 
-def results_by_scenario(out: Path) -> dict[str, list[dict]]:
-    """{scenario: its checks} from the folders a suite process wrote under `out`."""
+def results_by_scenario(out: Path, folders: re.Pattern[str] = RESULT_DIR) -> dict[str, list[dict]]:
+    """{scenario: its checks} from the folders a suite process wrote under `out`, each named
+    as `folders` reads it (relative to `out`: a client scenario's `auth/` is a folder)."""
     found: dict[str, list[dict]] = {}
-    for path in sorted(out.glob("server-*/checks.json")):
-        match = RESULT_DIR.match(path.parent.name)
+    for path in sorted(out.rglob("checks.json")):
+        folder = path.parent.relative_to(out).as_posix()
+        match = folders.match(folder)
         if match is None:
-            raise SystemExit(f"a result folder this script cannot read: {path.parent.name}")
+            raise SystemExit(f"a result folder this script cannot read: {folder}")
         found.setdefault(match["scenario"], []).extend(json.loads(path.read_text()))
     return found
 

@@ -4,18 +4,19 @@ The suite starts a scenario server (for `auth/*`, with a fake authorization serv
 `python scripts/conformance_client.py drive` with the server's URL as last argument and the
 scenario in `$MCP_CONFORMANCE_SCENARIO`. `drive` then does with the real `mcp-tasks` what a user
 would: `mcp-tasks tools URL --json`, and calls the tools listed there (a scenario's own
-arguments where the suite gives them; otherwise values filled in from each tool's schema).
-Each command is the CLI's `main` with its own command line, typed input (on a pipe) and stdout,
-one after the other in the `drive` process, so a scenario costs one Python process, not one per
-command (each about a second of imports). That process is not even started afresh: the command
-the suite runs is `launch`, a bare interpreter (no site-packages, no imports of ours) that hands
-its arguments, environment, working directory and standard streams over a Unix socket to a
-fork server this runner starts once (`serve`: the CLI and its dependencies imported, then one
-`os.fork` per scenario, whose child runs `drive` as that process would and sends back its exit
-code). Sign-ins go through the CLI's own code: its `webbrowser.open` reaches
-`scripts/headless_browser.py`'s person at a browser (registered as the preferred browser, in
-this process), the token cache is a fresh directory per scenario, its callback port a free one,
-and a pre-registered client from the scenario's context becomes `--client-id/--client-secret`.
+arguments where the suite gives them; otherwise values filled in from each tool's schema). Each
+command is the CLI's `main` with its own command line, typed input (on a pipe) and stdout (the
+tests' `support.cli.run_cli`), one after the other in the `drive` process, so a scenario costs
+one Python process, not one per command (each about a second of imports). That process is not
+even started afresh: the command the suite runs is `launch`, a bare interpreter (no
+site-packages, no imports of ours) that hands its arguments, environment, working directory and
+standard streams over a Unix socket to a fork server this runner starts once (`serve`: the CLI
+and its dependencies imported, then one `os.fork` per scenario, whose child runs `drive` as that
+process would and sends back its exit code). Sign-ins go through the CLI's own code: its
+`webbrowser.open` reaches `scripts/headless_browser.py`'s person at a browser (registered as the
+preferred browser, in this process), the token cache is a fresh directory per scenario, its
+callback port a free one, and a pre-registered client from the scenario's context becomes
+`--client-id/--client-secret`.
 
 The scenarios (SCENARIOS: what the suite lists for 2026-07-28, checked against what ran) run
 in ONE suite process (`client --suite all --spec-version 2026-07-28`, which runs them side by
@@ -30,7 +31,6 @@ shrinks). Usage: `python scripts/conformance_client.py [--only SCENARIO ...]`.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import re
@@ -40,7 +40,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import webbrowser
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -110,31 +109,17 @@ def filler(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def mcp_tasks(url: str, command: str, *args: str, typed: str = "") -> tuple[int, str]:
-    """Run `mcp-tasks` (its `main`, in this process, in `os.environ`): (exit code, stdout);
-    `typed` is what the person types at its prompts, on a pipe closed after it."""
-    from mcp_tasks_aws.client.cli.main import main
+    """Run `mcp-tasks` in this process (the tests' `support.cli.run_cli`: its `main` with a
+    process's command line, input and streams): (exit code, stdout); `typed` is what the
+    person types at its prompts."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from support.cli import run_cli
 
     print("$ mcp-tasks", command, url, *map(shlex.quote, args), file=sys.stderr, flush=True)
-    read, write = os.pipe()
-    os.write(write, typed.encode())  # a few lines: well within a pipe's buffer
-    os.close(write)
-    out, saved = io.StringIO(), (sys.stdin, sys.stdout)
-    stdin = open(read, encoding="utf-8", closefd=False)  # noqa: SIM115 - closed below
-    sys.stdin, sys.stdout = stdin, out
-    try:
-        code = main([command, url, *args])
-    except SystemExit as exit_:  # argparse's usage errors
-        code = exit_.code if isinstance(exit_.code, int) else int(exit_.code is not None)
-    finally:
-        sys.stdin, sys.stdout = saved
-        # The CLI's reader thread reads the pipe to its end; let it finish before closing.
-        for thread in threading.enumerate():
-            if thread.name == "mcp-tasks-stdin":
-                thread.join(timeout=10)
-        stdin.close()
-        os.close(read)
-    print(out.getvalue(), file=sys.stderr, flush=True)
-    return code, out.getvalue()
+    done = run_cli(command, url, *args, stdin=typed)
+    sys.stderr.write(done.stderr)
+    print(done.stdout, file=sys.stderr, flush=True)
+    return done.returncode, done.stdout
 
 
 class HeadlessBrowser(webbrowser.BaseBrowser):
@@ -223,8 +208,10 @@ def serve(path: str) -> None:
 
     import mcp_tasks_aws.client.cli.main  # noqa: F401
 
-    sys.path.insert(0, str(ROOT / "scripts"))
+    sys.path[:0] = [str(ROOT / "scripts"), str(ROOT / "tests")]
     import headless_browser  # noqa: F401
+
+    import support.cli  # noqa: F401
 
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -355,12 +342,9 @@ def run_all(node: Path, cli: Path, out: Path, server: str) -> dict[str, list[dic
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}  # drive picks its callback ports
     timeout = 60 * len(SCENARIOS) + 120
     proc = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env)
-    found: dict[str, list[dict[str, Any]]] = {}
-    for path in sorted(out.rglob("checks.json")):
-        match = RESULT_DIR.match(path.parent.relative_to(out).as_posix())
-        if match is None:
-            raise SystemExit(f"a result folder this script cannot read: {path.parent}")
-        found.setdefault(match["scenario"], []).extend(json.loads(path.read_text()))
+    from conformance import results_by_scenario
+
+    found = results_by_scenario(out, RESULT_DIR)
     tail = f"{proc.stdout[-800:]}{proc.stderr[-800:]}"
     results: dict[str, list[dict[str, Any]]] = {}
     for scenario in SCENARIOS:

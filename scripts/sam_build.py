@@ -359,17 +359,17 @@ def precompile(pythons: dict[str, Path], functions: list[str]) -> None:
     started = time.monotonic()
     for logical in functions:
         package = BUILD / logical
-        py312 = pythons[logical]
+        python = pythons[logical]
         # -q: print only what failed to compile. A dependency may ship files no import reaches
         # (templates, Python 2 examples); those are logged, and only our code must compile.
         subprocess.run(
             [
-                *(str(py312), "-m", "compileall", "-q", "-j", "0"),
+                *(str(python), "-m", "compileall", "-q", "-j", "0"),
                 *("--invalidation-mode", "unchecked-hash", str(package)),
             ],
             check=False,
         )
-        missing = uncompiled(package, REQUIRED, cache_tag(py312))
+        missing = uncompiled(package, REQUIRED, cache_tag(python))
         if missing:
             shown = ", ".join(str(m.relative_to(package)) for m in missing[:5])
             raise SystemExit(f"{logical}: {len(missing)} modules without bytecode ({shown})")
@@ -497,7 +497,10 @@ def main() -> None:
     # A function on another runtime (the durable function: python3.13) is built, and its
     # modules compiled, by that Python; sam finds each on PATH.
     versions = runtimes_in(template)
-    pythons = {version: find_python(version) for version in sorted(set(versions.values()))}
+    pythons = {
+        version: py312 if version == "3.12" else find_python(version)
+        for version in sorted(set(versions.values()))
+    }
     env = tool_env(py312, *pythons.values())
     shutil.rmtree(BUILD, ignore_errors=True)
     run(

@@ -18,7 +18,6 @@ task once its execution has attached (`runs.direct`).
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, ClassVar
 
 from mcp_tasks_aws.tasks import transitions
@@ -28,8 +27,6 @@ from mcp_tasks_aws.tasks.runs.base import Liveness, LostEnd, Run, RunPorts, lost
 if TYPE_CHECKING:
     from mcp_tasks_aws.tasks.ports import Runner
     from mcp_tasks_aws.tools.registry import ToolSpec
-
-logger = logging.getLogger(__name__)
 
 
 class LegsRun(Run):
