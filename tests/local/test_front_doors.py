@@ -134,13 +134,18 @@ def serving(stack: EmbeddedStack) -> int:
     return len(stack.app.handler._serving)  # type: ignore[union-attr]
 
 
+def idle_within(stack: EmbeddedStack, seconds: float) -> None:
+    """Wait up to `seconds` for no inline run and no request being served (the caller then
+    asserts what it finds)."""
+    deadline = time.monotonic() + seconds
+    while (inline_runs() or serving(stack)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def test_a_client_that_leaves_an_inline_call_stops_the_tool(
     streaming_stack: EmbeddedStack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # An earlier test's run may still be ending (a tool stops at its next bytecode)
-    settle = time.monotonic() + 5.0
-    while (inline_runs() or serving(streaming_stack)) and time.monotonic() < settle:
-        time.sleep(0.05)
+    idle_within(streaming_stack, 5.0)  # an earlier test's run may still be ending
     # A deadline far past the bound below: a tool that stops only at its deadline fails
     monkeypatch.setattr(streaming_stack.app.handler, "inline_deadline_s", 30.0)
     conn, response, started = checksum(streaming_stack, 40, {"progressToken": "p"})
@@ -149,9 +154,7 @@ def test_a_client_that_leaves_an_inline_call_stops_the_tool(
     assert inline_runs() == 2
     assert serving(streaming_stack) == 1
     conn.close()  # 40 files would take 20 s
-    deadline = time.monotonic() + 3.0
-    while (inline_runs() or serving(streaming_stack)) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    idle_within(streaming_stack, 3.0)
     assert inline_runs() == 0, "the tool ran on for a client that left"
     assert serving(streaming_stack) == 0
 
@@ -164,9 +167,7 @@ def test_a_client_that_leaves_a_listen_window_stops_it(streaming_stack: Embedded
     assert acknowledged["method"] == "notifications/subscriptions/acknowledged"
     assert serving(streaming_stack) == 1  # a 240 s window, holding
     conn.close()
-    deadline = time.monotonic() + 3.0
-    while serving(streaming_stack) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    idle_within(streaming_stack, 3.0)
     assert serving(streaming_stack) == 0, "the window held for a client that left"
 
 
